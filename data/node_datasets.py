@@ -1,0 +1,635 @@
+"""Single-graph node-classification datasets: PubMed, Squirrel, Arxiv-year and YelpChi.
+
+Every loader returns a :class:`NodeDataset` with the same conventions, so the training code can
+treat the four datasets alike:
+
+* ``graph`` is symmetric, carries no self-loops and no duplicate edges, uses int64 ids and lives on
+  the CPU. AutoGCN never adds self-loops (spec section 4); models that want them (GCN/GAT/SGC with
+  ``self_loop``) add them themselves.
+* ``features`` is float32 ``(N, F)``. Where the source is sparse (PubMed TF-IDF, Squirrel binary
+  bag of words) it is a coalesced torch sparse COO tensor, so that wide inputs are never densified.
+* ``labels`` is int64 ``(N,)``; a node without a label would carry ``-1`` (none of the four
+  datasets has one) and is left out of every split.
+* ``fixed_splits`` holds published ``(train, val, test)`` index tensors, or ``None``.
+
+Splits (:func:`get_split`): mode ``"random"`` draws a seeded permutation with 60/20/20 for PubMed
+(the paper) and 50/25/25 (2:1:1, the LINKX protocol the paper follows) for the other three; mode
+``"fixed"`` cycles through ``fixed_splits``.
+
+Sources and what each loader does are written in the loader docstrings and in ``info``.
+Run ``python -m data.node_datasets --name SQUIRREL --data_dir ../shared/data/squirrel`` to print
+the statistics of a dataset.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pickle
+import sys
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import dgl
+import numpy as np
+import scipy.sparse as sp
+import torch
+from torch import Tensor
+
+from data.common import DataError
+
+NODE_DATASETS = ("PUBMED", "SQUIRREL", "ARXIV_YEAR", "YELPCHI")
+
+# Random-split ratios per dataset: PubMed as in the paper, the others 2:1:1 as in LINKX.
+SPLIT_RATIOS: dict[str, tuple[float, float, float]] = {
+    "PUBMED": (0.6, 0.2, 0.2),
+    "SQUIRREL": (0.5, 0.25, 0.25),
+    "ARXIV_YEAR": (0.5, 0.25, 0.25),
+    "YELPCHI": (0.5, 0.25, 0.25),
+}
+
+Split = tuple[Tensor, Tensor, Tensor]
+
+PLANETOID_PARTS = ("x", "y", "tx", "ty", "allx", "ally", "graph")
+SQUIRREL_FILE = "squirrel_directed.npz"
+SQUIRREL_LINKX_SPLITS = "squirrel-splits.npy"
+# LINKX ships fixed splits for these two; they are used when the user drops them into data_dir.
+LINKX_SPLIT_FILES = {"ARXIV_YEAR": "arxiv-year-splits.npy", "YELPCHI": "yelp-chi-splits.npy"}
+
+
+@dataclass
+class NodeDataset:
+    """One graph with node features, node labels and (optionally) published splits."""
+
+    name: str
+    graph: dgl.DGLGraph
+    features: Tensor
+    labels: Tensor
+    num_classes: int
+    fixed_splits: list[Split] | None = None
+    info: dict = field(default_factory=dict)
+
+    @property
+    def num_nodes(self) -> int:
+        return self.graph.num_nodes()
+
+    @property
+    def in_dim(self) -> int:
+        return int(self.features.shape[1])
+
+
+# --------------------------------------------------------------------------------------------
+# Shared helpers
+# --------------------------------------------------------------------------------------------
+
+
+def symmetrise_edges(src: Tensor, dst: Tensor, num_nodes: int) -> tuple[Tensor, Tensor, dict]:
+    """Both directions of every edge, without self-loops or duplicates, sorted by (src, dst).
+
+    Returns the int64 edge lists and counts of what was dropped (for ``info``).
+    """
+    src = torch.as_tensor(src, dtype=torch.int64).reshape(-1)
+    dst = torch.as_tensor(dst, dtype=torch.int64).reshape(-1)
+    if src.shape != dst.shape:
+        raise DataError(
+            f"edge lists differ in length: {src.numel()} sources, {dst.numel()} targets"
+        )
+    if src.numel() and (min(src.min(), dst.min()) < 0 or max(src.max(), dst.max()) >= num_nodes):
+        raise DataError(f"edge endpoint outside [0, {num_nodes}): the edge list does not fit")
+    loops = src == dst
+    src, dst = src[~loops], dst[~loops]
+    # One int64 key per ordered pair: N^2 stays far below 2^63 for every graph here
+    # (ogbn-arxiv: 1.7e5^2 ~ 3e10), and torch.unique both dedupes and sorts.
+    keys = torch.cat([src * num_nodes + dst, dst * num_nodes + src])
+    keys = torch.unique(keys)
+    stats = {
+        "input_edges": int(loops.numel()),
+        "self_loops_removed": int(loops.sum()),
+        # Distinct directed non-loop pairs of the input, before adding reverse edges.
+        "input_edges_unique": int(torch.unique(src * num_nodes + dst).numel()),
+    }
+    return keys // num_nodes, keys % num_nodes, stats
+
+
+def build_graph(src: Tensor, dst: Tensor, num_nodes: int) -> tuple[dgl.DGLGraph, dict]:
+    """A symmetric int64 DGL graph without self-loops from any (possibly directed) edge list."""
+    s, d, stats = symmetrise_edges(src, dst, num_nodes)
+    g = dgl.graph((s, d), num_nodes=num_nodes, idtype=torch.int64, device="cpu")
+    stats["directed_edges"] = g.num_edges()
+    stats["undirected_edges"] = g.num_edges() // 2
+    return g, stats
+
+
+def to_torch_sparse(matrix: sp.spmatrix | np.ndarray) -> Tensor:
+    """A coalesced float32 torch sparse COO tensor from a scipy matrix or dense array."""
+    coo = sp.coo_matrix(matrix, dtype=np.float32)
+    indices = torch.from_numpy(np.vstack([coo.row, coo.col]).astype(np.int64))
+    values = torch.from_numpy(coo.data.astype(np.float32))
+    return torch.sparse_coo_tensor(indices, values, coo.shape).coalesce()
+
+
+def row_normalise(matrix: sp.spmatrix) -> sp.csr_matrix:
+    """Each row divided by its sum (all-zero rows stay zero), as Planetoid loaders do."""
+    csr = sp.csr_matrix(matrix, dtype=np.float64)
+    sums = np.asarray(csr.sum(axis=1)).reshape(-1)
+    inv = np.zeros_like(sums)
+    np.divide(1.0, sums, out=inv, where=sums != 0)
+    return sp.csr_matrix(sp.diags(inv) @ csr, dtype=np.float32)
+
+
+def _index(mask_or_idx: np.ndarray | Sequence[int] | Tensor) -> Tensor:
+    """Sorted int64 index tensor from a boolean mask or an index list."""
+    arr = np.asarray(mask_or_idx)
+    if arr.dtype == np.bool_:
+        arr = np.flatnonzero(arr)
+    return torch.from_numpy(np.sort(arr.astype(np.int64)))
+
+
+def _find(data_dir: str | os.PathLike | None, subdir: str, names: Sequence[str]) -> Path | None:
+    """The folder holding every file in ``names``: ``data_dir``, ``data_dir/subdir`` or DGL's
+    download folder ``data_dir/subdir_<url hash>``."""
+    if data_dir is None:
+        return None
+    base = Path(data_dir).expanduser()
+    for folder in (base, base / subdir, *sorted(base.glob(f"{subdir}_*"))):
+        if all((folder / n).is_file() for n in names):
+            return folder
+    return None
+
+
+def load_linkx_splits(path: str | os.PathLike, num_nodes: int) -> list[Split]:
+    """Splits from a LINKX ``*-splits.npy`` file (array of dicts 'train'/'valid'/'test')."""
+    try:
+        raw = np.load(path, allow_pickle=True)
+        splits = [(_index(s["train"]), _index(s["valid"]), _index(s["test"])) for s in raw]
+    except Exception as exc:  # any malformed file: pickle, key or shape errors alike
+        raise DataError(f"cannot read LINKX splits {path}: {exc}") from exc
+    for split in splits:
+        for idx in split:
+            if idx.numel() and (idx.min() < 0 or idx.max() >= num_nodes):
+                raise DataError(f"LINKX splits {path} index nodes outside [0, {num_nodes})")
+    return splits
+
+
+def _short(exc: BaseException, limit: int = 160) -> str:
+    """A one-line, bounded description of the exception behind a DataError."""
+    text = " ".join(f"{type(exc).__name__}: {exc}".split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _same_splits(a: list[Split], b: list[Split]) -> bool:
+    return len(a) == len(b) and all(
+        all(torch.equal(x, y) for x, y in zip(sa, sb, strict=True))
+        for sa, sb in zip(a, b, strict=True)
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Splits
+# --------------------------------------------------------------------------------------------
+
+
+def random_split(
+    num_nodes: int,
+    ratios: tuple[float, float, float],
+    seed: int,
+    labels: Tensor | None = None,
+) -> Split:
+    """A seeded random (train, val, test) split of the labelled nodes.
+
+    Sizes follow LINKX: ``floor(n * ratio)`` for train and val, the rest for test, so the three
+    are disjoint and cover every node whose label is not ``-1``. Index tensors come back sorted.
+    """
+    if len(ratios) != 3 or min(ratios) < 0 or abs(sum(ratios) - 1.0) > 1e-6:
+        raise ValueError(f"ratios must be three non-negative numbers summing to 1, got {ratios}")
+    nodes = torch.arange(num_nodes)
+    if labels is not None:
+        nodes = nodes[torch.as_tensor(labels).reshape(-1) >= 0]
+    n = nodes.numel()
+    gen = torch.Generator().manual_seed(int(seed))
+    perm = nodes[torch.randperm(n, generator=gen)]
+    # The epsilon guards against products like 0.29 * 100 = 28.999999999999996.
+    n_train = int(n * ratios[0] + 1e-9)
+    n_val = int(n * ratios[1] + 1e-9)
+    parts = (perm[:n_train], perm[n_train : n_train + n_val], perm[n_train + n_val :])
+    return tuple(torch.sort(p).values for p in parts)  # type: ignore[return-value]
+
+
+def get_split(ds: NodeDataset, run: int, seed: int, mode: str = "random") -> Split:
+    """The split of one run.
+
+    ``"random"``: :func:`random_split` with the dataset's ratios (:data:`SPLIT_RATIOS`), seeded
+    by ``seed`` alone (the protocol draws one seed per run, so ``run`` is not mixed in).
+    ``"fixed"``: the published split ``fixed_splits[run % len(fixed_splits)]``.
+    """
+    if mode == "random":
+        ratios = SPLIT_RATIOS.get(ds.name, SPLIT_RATIOS["SQUIRREL"])
+        return random_split(ds.num_nodes, ratios, seed, ds.labels)
+    if mode == "fixed":
+        if not ds.fixed_splits:
+            raise DataError(f"{ds.name} has no published fixed splits: use mode='random'")
+        return ds.fixed_splits[run % len(ds.fixed_splits)]
+    raise ValueError(f"unknown split mode {mode!r}: use 'random' or 'fixed'")
+
+
+# --------------------------------------------------------------------------------------------
+# PubMed (Planetoid raw files)
+# --------------------------------------------------------------------------------------------
+
+
+def _planetoid_files(prefix: str) -> list[str]:
+    return [f"ind.{prefix}.{p}" for p in PLANETOID_PARTS] + [f"ind.{prefix}.test.index"]
+
+
+def read_planetoid(folder: str | os.PathLike, prefix: str = "pubmed") -> dict:
+    """Reconstruct a Planetoid dataset from its ``ind.<prefix>.*`` files.
+
+    Follows the reference reconstruction (Kipf & Welling, also used by DGL and PyG): the test
+    rows of ``tx``/``ty`` are stored in sorted order and moved to the node ids listed in
+    ``test.index``; features are row-normalised; labels are the argmax of the one-hot rows (a row
+    without any label becomes ``-1``). The public split is the ``len(y)`` training nodes, the next
+    500 nodes for validation and the test-index nodes for test.
+    """
+    folder = Path(folder)
+    objs = {}
+    try:
+        for part in PLANETOID_PARTS:
+            with open(folder / f"ind.{prefix}.{part}", "rb") as f:
+                # The original files are Python 2 pickles: latin1 decodes their numpy buffers.
+                objs[part] = pickle.load(f, encoding="latin1")
+        test_idx = np.loadtxt(folder / f"ind.{prefix}.test.index", dtype=np.int64, ndmin=1)
+    except Exception as exc:  # truncated pickle, bad text, unreadable file: all unusable
+        raise DataError(f"cannot read Planetoid files in {folder} ({_short(exc)})") from exc
+    test_sorted = np.sort(test_idx)
+
+    tx, ty = sp.csr_matrix(objs["tx"]), np.asarray(objs["ty"])
+    span = int(test_sorted[-1] - test_sorted[0] + 1)
+    if span != tx.shape[0]:
+        # Citeseer-style gaps (test ids without a row): pad with empty rows at their positions.
+        pad_x = sp.lil_matrix((span, tx.shape[1]), dtype=np.float32)
+        pad_x[test_sorted - test_sorted[0], :] = tx
+        tx = pad_x.tocsr()
+        pad_y = np.zeros((span, ty.shape[1]), dtype=ty.dtype)
+        pad_y[test_sorted - test_sorted[0], :] = ty
+        ty = pad_y
+
+    allx = sp.csr_matrix(objs["allx"])
+    features = sp.vstack([allx, tx]).tocsr()
+    onehot = np.vstack([np.asarray(objs["ally"]), ty])
+    n = features.shape[0]
+    if test_sorted[-1] >= n or onehot.shape[0] != n:
+        raise DataError(f"Planetoid files in {folder} are inconsistent (rows vs test.index)")
+    # Row r of the stacked test block belongs to node test_idx[r]: new[test_idx] = old[sorted].
+    perm = np.arange(n)
+    perm[test_idx] = test_sorted
+    features = features[perm]
+    onehot = onehot[perm]
+    labels = np.where(onehot.sum(axis=1) > 0, onehot.argmax(axis=1), -1)
+
+    graph = objs["graph"]
+    src = np.fromiter((u for u, nbrs in graph.items() for _ in nbrs), dtype=np.int64)
+    dst = np.fromiter((v for nbrs in graph.values() for v in nbrs), dtype=np.int64)
+
+    n_train = np.asarray(objs["y"]).shape[0]
+    # Validation is the 500 nodes after the training ones (clipped for small test fixtures).
+    val_end = min(n_train + 500, allx.shape[0])
+    split = (_index(np.arange(n_train)), _index(np.arange(n_train, val_end)), _index(test_sorted))
+    return {
+        "features": row_normalise(features),
+        "labels": labels.astype(np.int64),
+        "num_classes": onehot.shape[1],
+        "src": src,
+        "dst": dst,
+        "split": split,
+    }
+
+
+def _pubmed_from_dgl(data_dir: str | os.PathLike | None) -> dict:
+    """PubMed through DGL's built-in dataset (downloads the same Planetoid files)."""
+    ds = dgl.data.PubmedGraphDataset(
+        raw_dir=None if data_dir is None else str(data_dir), verbose=False
+    )
+    g = ds[0]
+    src, dst = g.edges()
+    masks = ("train_mask", "val_mask", "test_mask")
+    split = tuple(_index(g.ndata[m].numpy().astype(bool)) for m in masks)
+    return {
+        "features": sp.csr_matrix(g.ndata["feat"].numpy()),  # DGL already row-normalised them
+        "labels": g.ndata["label"].numpy().astype(np.int64),
+        "num_classes": int(ds.num_classes),
+        "src": src.numpy(),
+        "dst": dst.numpy(),
+        "split": split,
+    }
+
+
+def load_pubmed(data_dir: str | os.PathLike | None) -> NodeDataset:
+    """PubMed from the Planetoid raw files in ``data_dir`` (or ``data_dir/pubmed``).
+
+    When the files are absent, DGL's ``PubmedGraphDataset`` is tried (it downloads them into
+    ``data_dir``, or ``~/.dgl`` when ``data_dir`` is None).
+    """
+    files = _planetoid_files("pubmed")
+    folder = _find(data_dir, "pubmed", files)
+    if folder is not None:
+        raw, source = read_planetoid(folder, "pubmed"), f"Planetoid raw files in {folder}"
+    else:
+        try:
+            raw, source = _pubmed_from_dgl(data_dir), "dgl.data.PubmedGraphDataset"
+        except Exception as exc:  # offline, blocked or corrupt download: all mean "no data"
+            raise DataError(
+                f"PUBMED: missing {', '.join(files)} in {data_dir} (or its pubmed/ subfolder);"
+                " copy the Planetoid raw files there, or run with internet so that"
+                f" dgl.data.PubmedGraphDataset downloads them ({_short(exc)})"
+            ) from exc
+    n = raw["labels"].shape[0]
+    g, stats = build_graph(torch.from_numpy(raw["src"]), torch.from_numpy(raw["dst"]), n)
+    return NodeDataset(
+        name="PUBMED",
+        graph=g,
+        features=to_torch_sparse(raw["features"]),
+        labels=torch.from_numpy(raw["labels"]),
+        num_classes=int(raw["num_classes"]),
+        fixed_splits=[raw["split"]],
+        info={
+            "source": source,
+            **stats,
+            "features": "TF-IDF, row-normalised, sparse",
+            "fixed_split": "public Planetoid split (20 per class train, 500 val, 1000 test)",
+            "note": "PubMed has 3 classes; the paper's dataset table says 7",
+        },
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Squirrel (geom-gcn directed edge list, 10 fixed splits)
+# --------------------------------------------------------------------------------------------
+
+
+def load_squirrel(data_dir: str | os.PathLike | None) -> NodeDataset:
+    """Squirrel from ``squirrel_directed.npz`` in ``data_dir`` (or ``data_dir/squirrel``).
+
+    The directed geom-gcn edge list is symmetrised (self-loops and duplicates dropped). The 10
+    published masks become ``fixed_splits``; when LINKX's ``squirrel-splits.npy`` sits next to the
+    npz it is compared with them and the outcome stored in ``info['linkx_splits_match']``.
+    """
+    folder = _find(data_dir, "squirrel", [SQUIRREL_FILE])
+    if folder is None:
+        raise DataError(
+            f"SQUIRREL: {SQUIRREL_FILE} not found in {data_dir} (or its squirrel/ subfolder);"
+            " get it from the geom-gcn / heterophily-benchmark releases (see data README)"
+        )
+    try:
+        with np.load(folder / SQUIRREL_FILE) as z:
+            arrays = {k: z[k] for k in z.files}
+        x, y, edges = arrays["node_features"], arrays["node_labels"], arrays["edges"]
+        masks = [arrays[f"{s}_masks"] for s in ("train", "val", "test")]
+    except Exception as exc:  # bad zip, missing key or unreadable file: all unusable data
+        raise DataError(f"SQUIRREL: cannot read {folder / SQUIRREL_FILE}: {exc}") from exc
+    n = x.shape[0]
+    edges = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
+    g, stats = build_graph(torch.from_numpy(edges[:, 0]), torch.from_numpy(edges[:, 1]), n)
+    masks = [np.atleast_2d(m) for m in masks]
+    splits = [tuple(_index(m[i]) for m in masks) for i in range(masks[0].shape[0])]
+
+    info = {"source": str(folder / SQUIRREL_FILE), **stats, "features": "binary, sparse"}
+    linkx = folder / SQUIRREL_LINKX_SPLITS
+    if linkx.is_file():
+        same = _same_splits(load_linkx_splits(linkx, n), splits)  # type: ignore[arg-type]
+        info["linkx_splits_match"] = same
+        if not same:
+            warnings.warn(
+                f"{linkx} differs from the masks in the npz; using the npz masks", stacklevel=2
+            )
+    labels = torch.from_numpy(np.asarray(y, dtype=np.int64))
+    return NodeDataset(
+        name="SQUIRREL",
+        graph=g,
+        features=to_torch_sparse(sp.csr_matrix(x)),
+        labels=labels,
+        num_classes=int(labels.max()) + 1,
+        fixed_splits=splits,  # type: ignore[arg-type]
+        info=info,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Arxiv-year (ogbn-arxiv with publication-year labels, LINKX)
+# --------------------------------------------------------------------------------------------
+
+
+def even_quantile_labels(values: np.ndarray, num_classes: int) -> np.ndarray:
+    """Bucket ``values`` into ``num_classes`` classes at the k/num_classes quantiles (LINKX).
+
+    Class k holds ``q_k <= v < q_{k+1}`` with ``q_0 = -inf``, ``q_C = +inf`` and ``q_k`` the
+    ``np.nanquantile`` at ``k / C`` (linear interpolation); NaN values get ``-1``. Ties with a
+    threshold go up, so with integer years the classes are only near-equal in size.
+    """
+    vals = np.asarray(values, dtype=np.float64).reshape(-1)
+    qs = np.nanquantile(vals, [(k + 1) / num_classes for k in range(num_classes - 1)])
+    # side="right" counts thresholds <= v: exactly LINKX's half-open intervals.
+    labels = np.searchsorted(qs, vals, side="right").astype(np.int64)
+    labels[np.isnan(vals)] = -1
+    return labels
+
+
+def _linkx_fixed_splits(name: str, data_dir: str | os.PathLike | None, n: int) -> list | None:
+    folder = _find(data_dir, "splits", [LINKX_SPLIT_FILES[name]])
+    return None if folder is None else load_linkx_splits(folder / LINKX_SPLIT_FILES[name], n)
+
+
+def load_arxiv_year(data_dir: str | os.PathLike | None, num_classes: int = 5) -> NodeDataset:
+    """Arxiv-year: ogbn-arxiv (via the optional ``ogb`` package), labels = year in 5 quantiles.
+
+    The citation graph is symmetrised (LINKX's default); features are the 128-d dense ogb
+    embeddings. LINKX's ``arxiv-year-splits.npy`` is used as ``fixed_splits`` when present in
+    ``data_dir`` (or ``data_dir/splits``).
+    """
+    try:
+        from ogb.nodeproppred import NodePropPredDataset
+    except ImportError as exc:
+        raise DataError(
+            "ARXIV_YEAR needs the ogb package: pip install ogb (it then downloads ogbn-arxiv,"
+            " ~80 MB, into data_dir)"
+        ) from exc
+    root = "dataset" if data_dir is None else str(data_dir)
+    try:
+        graph, _ = NodePropPredDataset(name="ogbn-arxiv", root=root)[0]
+    except Exception as exc:  # ogb raises assorted errors when offline or on a bad archive
+        raise DataError(
+            f"ARXIV_YEAR: ogb could not load or download ogbn-arxiv into {root} ({_short(exc)})"
+        ) from exc
+    n = int(graph["num_nodes"])
+    edge_index = torch.as_tensor(np.asarray(graph["edge_index"]), dtype=torch.int64)
+    g, stats = build_graph(edge_index[0], edge_index[1], n)
+    labels = even_quantile_labels(np.asarray(graph["node_year"]).reshape(-1), num_classes)
+    return NodeDataset(
+        name="ARXIV_YEAR",
+        graph=g,
+        features=torch.as_tensor(np.asarray(graph["node_feat"]), dtype=torch.float32),
+        labels=torch.from_numpy(labels),
+        num_classes=num_classes,
+        fixed_splits=_linkx_fixed_splits("ARXIV_YEAR", data_dir, n),
+        info={
+            "source": f"ogb ogbn-arxiv under {root}",
+            **stats,
+            "labels": f"node_year in {num_classes} even-quantile classes (LINKX)",
+            "features": "128-d ogb embeddings, dense, unnormalised",
+        },
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# YelpChi (DGL FraudYelpDataset, relations merged)
+# --------------------------------------------------------------------------------------------
+
+
+def merge_relations(hg: dgl.DGLGraph) -> tuple[dgl.DGLGraph, dict]:
+    """One homogeneous symmetric graph from all relations of a single-node-type heterograph.
+
+    The union of the edge sets is what LINKX uses (the ``homo`` adjacency of ``YelpChi.mat``);
+    edges present in several relations appear once.
+    """
+    if len(hg.ntypes) != 1:
+        raise DataError(f"expected one node type, got {hg.ntypes}")
+    srcs, dsts = [], []
+    for etype in hg.canonical_etypes:
+        s, d = hg.edges(etype=etype)
+        srcs.append(s.to(torch.int64))
+        dsts.append(d.to(torch.int64))
+    src = torch.cat(srcs) if srcs else torch.zeros(0, dtype=torch.int64)
+    dst = torch.cat(dsts) if dsts else torch.zeros(0, dtype=torch.int64)
+    g, stats = build_graph(src, dst, hg.num_nodes())
+    stats["relations"] = {etype[1]: hg.num_edges(etype) for etype in hg.canonical_etypes}
+    return g, stats
+
+
+YELP_RELATIONS = ("net_rsr", "net_rtr", "net_rur")
+
+
+def read_yelpchi_mat(path: str | os.PathLike) -> dgl.DGLGraph:
+    """The ``YelpChi.mat`` of CARE-GNN / LINKX / DGL as a heterograph, built as DGL builds it.
+
+    One node type ``review`` and one edge type per relation, ``ndata['feature']`` (float32 (N, 32))
+    and ``ndata['label']`` (int64 (N,)).
+    """
+    from scipy import io as sio
+
+    try:
+        mat = sio.loadmat(str(path))
+        n = int(mat["features"].shape[0])
+        rel = {}
+        for name in YELP_RELATIONS:
+            adj = sp.coo_matrix(mat[name])
+            rel[("review", name, "review")] = (
+                torch.from_numpy(adj.row.astype(np.int64)),
+                torch.from_numpy(adj.col.astype(np.int64)),
+            )
+        feats = mat["features"]
+        feats = feats.toarray() if sp.issparse(feats) else np.asarray(feats)
+        labels = np.asarray(mat["label"]).reshape(-1).astype(np.int64)
+    except Exception as exc:  # scipy/key/shape errors alike mean a file we cannot use
+        raise DataError(f"YELPCHI: cannot read {path} ({_short(exc)})") from exc
+    hg = dgl.heterograph(rel, num_nodes_dict={"review": n}, idtype=torch.int64)
+    hg.ndata["feature"] = torch.from_numpy(feats.astype(np.float32))
+    hg.ndata["label"] = torch.from_numpy(labels)
+    return hg
+
+
+def load_yelpchi(data_dir: str | os.PathLike | None) -> NodeDataset:
+    """YelpChi from ``YelpChi.mat`` in ``data_dir`` (or ``data_dir/yelp``), else downloaded by
+    ``dgl.data.FraudYelpDataset`` into ``data_dir``.
+
+    The three review relations (R-U-R, R-T-R, R-S-R) are merged into one graph. The 32 features
+    are kept raw, as LINKX does (no normalisation). LINKX's ``yelp-chi-splits.npy`` is used as
+    ``fixed_splits`` when present in ``data_dir`` (or ``data_dir/splits``).
+    """
+    folder = _find(data_dir, "yelp", ["YelpChi.mat"])
+    if folder is not None:
+        hg, source = read_yelpchi_mat(folder / "YelpChi.mat"), str(folder / "YelpChi.mat")
+    else:
+        try:
+            raw_dir = None if data_dir is None else str(data_dir)
+            hg = dgl.data.FraudYelpDataset(raw_dir=raw_dir, verbose=False)[0]
+        except Exception as exc:  # offline, blocked or corrupt download: all mean "no data"
+            raise DataError(
+                f"YELPCHI: no YelpChi.mat in {data_dir} (or its yelp/ subfolder) and"
+                f" dgl.data.FraudYelpDataset could not download it ({_short(exc)})"
+            ) from exc
+        source = "dgl.data.FraudYelpDataset"
+    g, stats = merge_relations(hg)
+    n = hg.num_nodes()
+    return NodeDataset(
+        name="YELPCHI",
+        graph=g,
+        features=hg.ndata["feature"].to(torch.float32),
+        labels=hg.ndata["label"].to(torch.int64),
+        num_classes=2,
+        fixed_splits=_linkx_fixed_splits("YELPCHI", data_dir, n),
+        info={
+            "source": source,
+            **stats,
+            "features": "32 handcrafted review features, raw (as LINKX)",
+        },
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Entry points
+# --------------------------------------------------------------------------------------------
+
+
+_LOADERS = {
+    "PUBMED": load_pubmed,
+    "SQUIRREL": load_squirrel,
+    "ARXIV_YEAR": load_arxiv_year,
+    "YELPCHI": load_yelpchi,
+}
+
+
+def load_node_dataset(name: str, data_dir: str | os.PathLike | None) -> NodeDataset:
+    """Load one of :data:`NODE_DATASETS` (case-insensitive; '-' and '_' alike)."""
+    key = name.upper().replace("-", "_")
+    if key not in _LOADERS:
+        raise ValueError(f"unknown node dataset {name!r}; choose from {', '.join(NODE_DATASETS)}")
+    return _LOADERS[key](data_dir)
+
+
+def _describe(ds: NodeDataset, seed: int) -> str:
+    feats = ds.features
+    kind = f"sparse, {feats._nnz()} non-zeros" if feats.is_sparse else "dense"
+    lines = [
+        f"dataset          {ds.name}",
+        f"nodes            {ds.num_nodes}",
+        f"undirected edges {ds.graph.num_edges() // 2} ({ds.graph.num_edges()} directed)",
+        f"features         {tuple(feats.shape)} {kind}",
+        f"classes          {ds.num_classes} (counts {torch.bincount(ds.labels[ds.labels >= 0])})",
+    ]
+    if ds.fixed_splits:
+        sizes = sorted({tuple(int(t.numel()) for t in s) for s in ds.fixed_splits})
+        lines.append(f"fixed splits     {len(ds.fixed_splits)}, train/val/test sizes {sizes}")
+    rnd = get_split(ds, 0, seed, "random")
+    lines.append(f"random split     train/val/test {[int(t.numel()) for t in rnd]} (seed {seed})")
+    lines.extend(f"info.{k:<20} {v}" for k, v in ds.info.items())
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Print statistics of a node dataset.")
+    parser.add_argument("--name", required=True, help=", ".join(NODE_DATASETS))
+    parser.add_argument("--data_dir", default=None)
+    parser.add_argument("--seed", type=int, default=4565)
+    args = parser.parse_args(argv)
+    try:
+        ds = load_node_dataset(args.name, args.data_dir)
+    except (DataError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(_describe(ds, args.seed))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

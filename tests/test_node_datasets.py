@@ -1,0 +1,464 @@
+"""Tests of data/node_datasets.py on small files written in the real formats.
+
+PubMed, YelpChi and Arxiv-year are not available offline, so their loaders are checked on tiny
+fixtures (Planetoid pickles, a YelpChi.mat, a fake ``ogb`` module) against expectations built
+independently here; Squirrel is also checked on the real file when it is present.
+"""
+
+from __future__ import annotations
+
+import pickle
+import sys
+import types
+from collections import defaultdict
+from pathlib import Path
+
+import dgl
+import numpy as np
+import pytest
+import scipy.io as sio
+import scipy.sparse as sp
+import torch
+
+from data.common import DataError
+from data.node_datasets import (
+    NODE_DATASETS,
+    SPLIT_RATIOS,
+    NodeDataset,
+    even_quantile_labels,
+    get_split,
+    load_node_dataset,
+    main,
+    merge_relations,
+    random_split,
+)
+
+SQUIRREL_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "squirrel"
+
+
+def edge_set(g: dgl.DGLGraph) -> set[tuple[int, int]]:
+    s, d = g.edges()
+    return set(zip(s.tolist(), d.tolist(), strict=True))
+
+
+def undirected(pairs) -> set[tuple[int, int]]:
+    """Expected edge set: both directions of every non-loop pair."""
+    out = set()
+    for u, v in pairs:
+        if u != v:
+            out |= {(int(u), int(v)), (int(v), int(u))}
+    return out
+
+
+def check_graph(g: dgl.DGLGraph, n: int) -> None:
+    assert g.num_nodes() == n
+    assert g.idtype == torch.int64 and g.device == torch.device("cpu")
+    es = edge_set(g)
+    assert len(es) == g.num_edges(), "duplicate edges"
+    assert all(u != v for u, v in es), "self-loop"
+    assert all((v, u) in es for u, v in es), "not symmetric"
+
+
+def check_partition(split, nodes: torch.Tensor) -> None:
+    tr, va, te = split
+    cat = torch.cat([tr, va, te])
+    assert cat.numel() == torch.unique(cat).numel(), "splits overlap"
+    assert torch.equal(torch.sort(cat).values, torch.sort(nodes).values), "splits miss nodes"
+
+
+# ------------------------------------------------------------------------------ PubMed
+
+
+def write_planetoid(folder: Path, seed: int = 0) -> dict:
+    """Tiny Planetoid files (prefix pubmed) and the ground truth they encode."""
+    rng = np.random.default_rng(seed)
+    n, f, c, n_allx, n_train = 30, 6, 3, 22, 6
+    x_true = rng.random((n, f)) * (rng.random((n, f)) < 0.5)
+    x_true[3] = 0.0  # an all-zero row must stay zero after row normalisation
+    labels = rng.integers(0, c, n)
+    onehot = np.eye(c)[labels]
+    test_ids = rng.permutation(np.arange(n_allx, n))  # test.index lists them shuffled
+    parts = {
+        "x": sp.csr_matrix(x_true[:n_train]),
+        "y": onehot[:n_train],
+        "allx": sp.csr_matrix(x_true[:n_allx]),
+        "ally": onehot[:n_allx],
+        # Row j of tx/ty belongs to node test.index[j].
+        "tx": sp.csr_matrix(x_true[test_ids]),
+        "ty": onehot[test_ids],
+    }
+    graph = defaultdict(list)
+    pairs = [(0, 1), (1, 0), (2, 5), (2, 5), (7, 7), (9, 29), (29, 23), (15, 16)]
+    for u, v in pairs:
+        graph[u].append(v)
+    parts["graph"] = graph
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, obj in parts.items():
+        with open(folder / f"ind.pubmed.{name}", "wb") as fh:
+            pickle.dump(obj, fh)
+    (folder / "ind.pubmed.test.index").write_text("\n".join(str(i) for i in test_ids) + "\n")
+    sums = x_true.sum(1, keepdims=True)
+    feats = np.divide(x_true, sums, out=np.zeros_like(x_true), where=sums != 0)
+    return {
+        "n": n,
+        "features": feats,
+        "labels": labels,
+        "edges": undirected(pairs),
+        "split": (np.arange(n_train), np.arange(n_train, n_allx), np.sort(test_ids)),
+        "c": c,
+    }
+
+
+@pytest.mark.parametrize("sub", ["", "pubmed"])
+def test_pubmed_planetoid_reconstruction(tmp_path: Path, sub: str) -> None:
+    truth = write_planetoid(tmp_path / sub if sub else tmp_path)
+    ds = load_node_dataset("PUBMED", tmp_path)
+    assert ds.name == "PUBMED" and ds.num_classes == truth["c"]
+    assert ds.features.is_sparse and ds.features.dtype == torch.float32
+    np.testing.assert_allclose(ds.features.to_dense().numpy(), truth["features"], rtol=1e-6)
+    assert ds.labels.dtype == torch.int64
+    assert torch.equal(ds.labels, torch.from_numpy(truth["labels"]))
+    check_graph(ds.graph, truth["n"])
+    assert edge_set(ds.graph) == truth["edges"]
+    assert ds.info["self_loops_removed"] == 1
+    assert ds.fixed_splits is not None and len(ds.fixed_splits) == 1
+    for got, want in zip(ds.fixed_splits[0], truth["split"], strict=True):
+        assert torch.equal(got, torch.from_numpy(want))
+
+
+def test_pubmed_missing_files_raise_data_error(tmp_path: Path, monkeypatch) -> None:
+    def offline(*args, **kwargs):
+        raise ConnectionError("no network")
+
+    monkeypatch.setattr(dgl.data, "PubmedGraphDataset", offline)
+    with pytest.raises(DataError, match="ind.pubmed.x") as err:
+        load_node_dataset("PUBMED", tmp_path)
+    assert "\n" not in str(err.value)
+    with pytest.raises(DataError):
+        load_node_dataset("PUBMED", None)
+
+
+def test_pubmed_dgl_fallback_conversion(monkeypatch) -> None:
+    n = 5
+    g = dgl.graph((torch.tensor([0, 1, 2, 2]), torch.tensor([1, 0, 2, 4])), num_nodes=n)
+    g.ndata["feat"] = torch.tensor([[0.5, 0.5], [1, 0], [0, 1], [0, 0], [0.25, 0.75]])
+    g.ndata["label"] = torch.tensor([0, 1, 2, 1, 0])
+    g.ndata["train_mask"] = torch.tensor([1, 1, 0, 0, 0], dtype=torch.bool)
+    g.ndata["val_mask"] = torch.tensor([0, 0, 1, 0, 0], dtype=torch.bool)
+    g.ndata["test_mask"] = torch.tensor([0, 0, 0, 1, 1], dtype=torch.bool)
+
+    class FakePubmed:
+        def __init__(self, raw_dir=None, verbose=True):
+            self.num_classes = 3
+
+        def __getitem__(self, idx):
+            return g
+
+    monkeypatch.setattr(dgl.data, "PubmedGraphDataset", FakePubmed)
+    ds = load_node_dataset("PUBMED", None)
+    check_graph(ds.graph, n)
+    assert edge_set(ds.graph) == {(0, 1), (1, 0), (2, 4), (4, 2)}
+    assert ds.features.is_sparse
+    assert torch.equal(ds.features.to_dense(), g.ndata["feat"])
+    assert [t.tolist() for t in ds.fixed_splits[0]] == [[0, 1], [2], [3, 4]]
+
+
+# ------------------------------------------------------------------------------ Squirrel
+
+
+def write_squirrel(folder: Path, splits_file: str | None = "match") -> dict:
+    n, f = 7, 5
+    rng = np.random.default_rng(1)
+    x = (rng.random((n, f)) < 0.4).astype(np.float32)
+    y = np.array([0, 1, 2, 0, 1, 2, 0])
+    edges = np.array(
+        [[0, 1], [1, 0], [0, 1], [2, 2], [2, 3], [4, 5], [5, 6], [6, 5], [3, 3], [1, 6]]
+    )
+    train = np.zeros((2, n), bool)
+    val = np.zeros((2, n), bool)
+    test = np.zeros((2, n), bool)
+    train[0, [0, 1, 2]], val[0, [3, 4]], test[0, [5, 6]] = True, True, True
+    train[1, [4, 5, 6]], val[1, [0]], test[1, [1, 2, 3]] = True, True, True
+    folder.mkdir(parents=True, exist_ok=True)
+    np.savez(
+        folder / "squirrel_directed.npz",
+        node_features=x,
+        node_labels=y,
+        edges=edges,
+        train_masks=train,
+        val_masks=val,
+        test_masks=test,
+    )
+    if splits_file is not None:
+        linkx = []
+        for i in range(2):
+            tr = np.flatnonzero(train[i])
+            if splits_file == "differ" and i == 1:
+                tr = tr[:-1]
+            linkx.append(
+                {
+                    "train": tr.tolist(),
+                    "valid": np.flatnonzero(val[i]).tolist(),
+                    "test": np.flatnonzero(test[i]).tolist(),
+                }
+            )
+        np.save(folder / "squirrel-splits.npy", np.array(linkx, dtype=object), allow_pickle=True)
+    return {
+        "n": n,
+        "x": x,
+        "y": y,
+        "edges": undirected(edges.tolist()),
+        "masks": (train, val, test),
+    }
+
+
+def test_squirrel_tiny(tmp_path: Path) -> None:
+    truth = write_squirrel(tmp_path / "squirrel")
+    ds = load_node_dataset("squirrel", tmp_path)
+    check_graph(ds.graph, truth["n"])
+    assert edge_set(ds.graph) == truth["edges"]
+    assert ds.info["self_loops_removed"] == 2
+    assert ds.info["undirected_edges"] == len(truth["edges"]) // 2
+    assert ds.features.is_sparse and ds.features.dtype == torch.float32
+    assert torch.equal(ds.features.to_dense(), torch.from_numpy(truth["x"]))
+    assert torch.equal(ds.labels, torch.from_numpy(truth["y"])) and ds.num_classes == 3
+    assert len(ds.fixed_splits) == 2
+    for i, split in enumerate(ds.fixed_splits):
+        for got, mask in zip(split, truth["masks"], strict=True):
+            assert got.tolist() == np.flatnonzero(mask[i]).tolist()
+    assert ds.info["linkx_splits_match"] is True
+
+
+def test_squirrel_linkx_mismatch_warns(tmp_path: Path) -> None:
+    write_squirrel(tmp_path, splits_file="differ")
+    with pytest.warns(UserWarning, match="differs"):
+        ds = load_node_dataset("SQUIRREL", tmp_path)
+    assert ds.info["linkx_splits_match"] is False
+
+
+def test_squirrel_missing_raises(tmp_path: Path) -> None:
+    with pytest.raises(DataError, match="squirrel_directed.npz"):
+        load_node_dataset("SQUIRREL", tmp_path)
+    with pytest.raises(DataError, match="squirrel_directed.npz"):
+        load_node_dataset("SQUIRREL", None)
+
+
+@pytest.mark.skipif(
+    not (SQUIRREL_DIR / "squirrel_directed.npz").is_file(), reason="real Squirrel absent"
+)
+def test_squirrel_real_file() -> None:
+    ds = load_node_dataset("SQUIRREL", SQUIRREL_DIR)
+    check_graph(ds.graph, 5201)
+    assert ds.info["input_edges"] == 217073
+    assert ds.info["self_loops_removed"] == 140
+    assert ds.info["input_edges_unique"] == 216933  # the paper's count, no duplicates
+    assert ds.info["undirected_edges"] == 198353
+    assert ds.features.shape == (5201, 2089) and ds.features.is_sparse
+    assert ds.num_classes == 5
+    assert len(ds.fixed_splits) == 10
+    for split in ds.fixed_splits:
+        assert [t.numel() for t in split] == [2496, 1664, 1041]
+        check_partition(split, torch.arange(5201))
+    assert ds.info["linkx_splits_match"] is True
+
+
+# ------------------------------------------------------------------------------ YelpChi
+
+
+def tiny_yelp_relations() -> dict:
+    return {
+        ("review", "net_rsr", "review"): ([0, 1, 2, 3, 3], [1, 0, 3, 2, 3]),
+        ("review", "net_rtr", "review"): ([0, 4], [1, 5]),
+        ("review", "net_rur", "review"): ([5, 2], [4, 0]),
+    }
+
+
+def test_merge_relations() -> None:
+    rel = tiny_yelp_relations()
+    hg = dgl.heterograph(
+        {k: (torch.tensor(s), torch.tensor(d)) for k, (s, d) in rel.items()},
+        num_nodes_dict={"review": 7},
+    )
+    g, stats = merge_relations(hg)
+    check_graph(g, 7)  # node 6 is isolated and must survive
+    expected = undirected(p for s, d in rel.values() for p in zip(s, d, strict=True))
+    assert edge_set(g) == expected
+    assert stats["self_loops_removed"] == 1
+    assert stats["relations"] == {"net_rsr": 5, "net_rtr": 2, "net_rur": 2}
+
+
+def test_yelpchi_from_mat(tmp_path: Path) -> None:
+    n = 7
+    rel = tiny_yelp_relations()
+    rng = np.random.default_rng(2)
+    feats = rng.random((n, 32))
+    label = np.array([[0, 1, 0, 0, 1, 0, 0]])
+    mat = {"features": sp.csc_matrix(feats), "label": label}
+    for (_, name, _), (s, d) in rel.items():
+        mat[name] = sp.csc_matrix((np.ones(len(s)), (s, d)), shape=(n, n))
+    mat["homo"] = sum(mat[r] for r in ("net_rsr", "net_rtr", "net_rur"))
+    sio.savemat(tmp_path / "YelpChi.mat", mat)
+    splits = [{"train": [0, 1, 2], "valid": [3, 4], "test": [5, 6]}]
+    np.save(tmp_path / "yelp-chi-splits.npy", np.array(splits, dtype=object), allow_pickle=True)
+
+    ds = load_node_dataset("YELPCHI", tmp_path)
+    check_graph(ds.graph, n)
+    # LINKX's graph is the 'homo' adjacency: the merged graph must equal its symmetrisation.
+    homo = sp.coo_matrix(mat["homo"])
+    assert edge_set(ds.graph) == undirected(zip(homo.row, homo.col, strict=True))
+    assert ds.features.dtype == torch.float32 and not ds.features.is_sparse
+    np.testing.assert_allclose(ds.features.numpy(), feats, rtol=1e-6)
+    assert ds.labels.tolist() == label[0].tolist() and ds.num_classes == 2
+    assert [t.tolist() for t in ds.fixed_splits[0]] == [[0, 1, 2], [3, 4], [5, 6]]
+
+
+def test_yelpchi_download_failure(tmp_path: Path, monkeypatch) -> None:
+    def offline(*args, **kwargs):
+        raise ConnectionError("no network")
+
+    monkeypatch.setattr(dgl.data, "FraudYelpDataset", offline)
+    with pytest.raises(DataError, match="YelpChi.mat"):
+        load_node_dataset("YELPCHI", tmp_path)
+
+
+# ------------------------------------------------------------------------------ Arxiv-year
+
+
+def linkx_reference(vals: np.ndarray, k: int) -> np.ndarray:
+    """LINKX's bucketing spelled out as a loop over half-open quantile intervals."""
+    out = -np.ones(len(vals), dtype=np.int64)
+    lower = -np.inf
+    for c in range(k - 1):
+        upper = np.nanquantile(vals, (c + 1) / k)
+        out[(vals >= lower) & (vals < upper)] = c
+        lower = upper
+    out[vals >= lower] = k - 1
+    return out
+
+
+def test_even_quantile_labels() -> None:
+    rng = np.random.default_rng(3)
+    # Skewed integer years as in ogbn-arxiv (most papers recent).
+    years = np.clip(2020 - rng.geometric(0.15, 20000) + 1, 1971, 2020)
+    labels = even_quantile_labels(years, 5)
+    assert labels.dtype == np.int64 and set(labels.tolist()) == set(range(5))
+    assert np.array_equal(labels, linkx_reference(years.astype(float), 5))
+    # Monotone: every year of class k precedes every year of class k+1.
+    for c in range(4):
+        assert years[labels == c].max() < years[labels == c + 1].min()
+    counts = np.bincount(labels)
+    assert counts.min() > 0.5 * len(years) / 5 and counts.max() < 1.6 * len(years) / 5
+    # Without ties the classes are equal to within one element.
+    cont = rng.random(1003)
+    counts = np.bincount(even_quantile_labels(cont, 5))
+    assert counts.max() - counts.min() <= 1
+    with_nan = np.array([1.0, np.nan, 2.0, 3.0])
+    assert even_quantile_labels(with_nan, 2)[1] == -1
+
+
+def test_arxiv_year_with_fake_ogb(tmp_path: Path, monkeypatch) -> None:
+    n = 40
+    rng = np.random.default_rng(4)
+    years = rng.integers(2000, 2020, n).reshape(-1, 1)
+    edge_index = np.stack([rng.integers(0, n, 100), rng.integers(0, n, 100)])
+    graph = {
+        "edge_index": edge_index,
+        "edge_feat": None,
+        "node_feat": rng.random((n, 128)).astype(np.float32),
+        "node_year": years,
+        "num_nodes": n,
+    }
+    seen = {}
+
+    class FakeNodePropPredDataset:
+        def __init__(self, name, root="dataset"):
+            seen.update(name=name, root=root)
+
+        def __getitem__(self, idx):
+            return graph, np.zeros((n, 1), dtype=np.int64)
+
+    ogb = types.ModuleType("ogb")
+    nodeprop = types.ModuleType("ogb.nodeproppred")
+    nodeprop.NodePropPredDataset = FakeNodePropPredDataset
+    ogb.nodeproppred = nodeprop
+    monkeypatch.setitem(sys.modules, "ogb", ogb)
+    monkeypatch.setitem(sys.modules, "ogb.nodeproppred", nodeprop)
+
+    ds = load_node_dataset("arxiv-year", tmp_path)
+    assert seen == {"name": "ogbn-arxiv", "root": str(tmp_path)}
+    check_graph(ds.graph, n)
+    assert edge_set(ds.graph) == undirected(edge_index.T.tolist())
+    assert ds.features.shape == (n, 128) and ds.features.dtype == torch.float32
+    assert torch.equal(ds.labels, torch.from_numpy(even_quantile_labels(years.ravel(), 5)))
+    assert ds.num_classes == 5 and ds.fixed_splits is None
+
+
+def test_arxiv_year_without_ogb(monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "ogb", None)
+    monkeypatch.setitem(sys.modules, "ogb.nodeproppred", None)
+    with pytest.raises(DataError, match="pip install ogb"):
+        load_node_dataset("ARXIV_YEAR", None)
+
+
+# ------------------------------------------------------------------------------ splits
+
+
+@pytest.mark.parametrize(
+    "n, ratios, sizes",
+    [(19717, (0.6, 0.2, 0.2), (11830, 3943, 3944)), (5201, (0.5, 0.25, 0.25), (2600, 1300, 1301))],
+)
+def test_random_split(n: int, ratios, sizes) -> None:
+    split = random_split(n, ratios, seed=4565)
+    assert tuple(t.numel() for t in split) == sizes
+    assert all(t.dtype == torch.int64 for t in split)
+    check_partition(split, torch.arange(n))
+    again = random_split(n, ratios, seed=4565)
+    assert all(torch.equal(a, b) for a, b in zip(split, again, strict=True))
+    other = random_split(n, ratios, seed=7432)
+    assert not torch.equal(split[0], other[0])
+
+
+def test_random_split_skips_unlabelled() -> None:
+    labels = torch.tensor([0, -1, 1, 1, -1, 0, 2, 2, 0, 1])
+    split = random_split(10, (0.5, 0.25, 0.25), seed=0, labels=labels)
+    check_partition(split, torch.nonzero(labels >= 0).flatten())
+    with pytest.raises(ValueError):
+        random_split(10, (0.5, 0.25, 0.5), seed=0)
+
+
+def _toy_dataset(name: str, fixed) -> NodeDataset:
+    g = dgl.graph((torch.tensor([0, 1]), torch.tensor([1, 0])), num_nodes=20, idtype=torch.int64)
+    return NodeDataset(name, g, torch.zeros(20, 3), torch.zeros(20, dtype=torch.int64), 1, fixed)
+
+
+def test_get_split_modes() -> None:
+    fixed = [(torch.tensor([i]), torch.tensor([i + 5]), torch.tensor([i + 10])) for i in range(3)]
+    ds = _toy_dataset("SQUIRREL", fixed)
+    for run in range(7):
+        assert get_split(ds, run, seed=1, mode="fixed") is fixed[run % 3]
+    rnd = get_split(ds, 0, seed=1)
+    assert tuple(t.numel() for t in rnd) == (10, 5, 5)
+    assert all(torch.equal(a, b) for a, b in zip(rnd, get_split(ds, 3, seed=1), strict=True))
+    pub = get_split(_toy_dataset("PUBMED", None), 0, seed=1)
+    assert tuple(t.numel() for t in pub) == (12, 4, 4) and SPLIT_RATIOS["PUBMED"][0] == 0.6
+    with pytest.raises(DataError):
+        get_split(_toy_dataset("YELPCHI", None), 0, seed=1, mode="fixed")
+    with pytest.raises(ValueError):
+        get_split(ds, 0, seed=1, mode="bogus")
+
+
+# ------------------------------------------------------------------------------ entry points
+
+
+def test_unknown_name() -> None:
+    with pytest.raises(ValueError) as err:
+        load_node_dataset("CORA", None)
+    assert all(name in str(err.value) for name in NODE_DATASETS)
+
+
+def test_main(tmp_path: Path, capsys) -> None:
+    write_squirrel(tmp_path)
+    assert main(["--name", "SQUIRREL", "--data_dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "nodes            7" in out and "fixed splits     2" in out
+    assert main(["--name", "SQUIRREL", "--data_dir", str(tmp_path / "nothing")]) == 1

@@ -1,0 +1,103 @@
+"""Epoch loops: mini-batches of graphs (SBM, ZINC, superpixels) and one graph full-batch.
+
+Both expose the same two calls to the runner — ``train_epoch(model, optimizer)`` returning the
+mean training loss, and ``evaluate(model, split)`` returning ``(loss, metrics)`` or ``None`` for a
+split the data does not have — so the rest of training is written once.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.utils.data import DataLoader
+
+from data.common import GraphDataset, collate_graphs
+from train.tasks import Task
+
+
+def _auxiliary_loss(model: nn.Module) -> torch.Tensor | float:
+    """A model may add a term to the task loss (e.g. APGCN's propagation penalty)."""
+    aux = getattr(model, "auxiliary_loss", None)
+    return aux() if callable(aux) else 0.0
+
+
+def _metrics(task: Task, scores: torch.Tensor, labels: torch.Tensor) -> dict[str, float]:
+    return {name: fn(scores, labels) for name, fn in task.metrics.items()}
+
+
+class GraphBatches:
+    """Mini-batch training over a :class:`GraphDataset` (train split shuffled)."""
+
+    def __init__(self, dataset: GraphDataset, task: Task, batch_size: int,
+                 device: torch.device, generator: torch.Generator | None = None) -> None:
+        self.task, self.device = task, device
+        self.loaders = {
+            name: DataLoader(split, batch_size=batch_size, shuffle=(name == "train"),
+                             collate_fn=collate_graphs, generator=generator)
+            for name, split in dataset.splits().items() if split is not None and len(split)
+        }
+
+    def _forward(self, model: nn.Module, batch) -> tuple[torch.Tensor, torch.Tensor]:
+        g, labels, snorm_n, snorm_e = batch
+        g = g.to(self.device)
+        e = g.edata["feat"] if "feat" in g.edata else None
+        scores = model(g, g.ndata["feat"], e, snorm_n.to(self.device), snorm_e.to(self.device))
+        return scores, labels.to(self.device)
+
+    def train_epoch(self, model: nn.Module, optimizer: torch.optim.Optimizer) -> float:
+        model.train()
+        total, n = 0.0, 0
+        for batch in self.loaders["train"]:
+            optimizer.zero_grad()
+            scores, labels = self._forward(model, batch)
+            loss = self.task.loss(scores, labels) + _auxiliary_loss(model)
+            loss.backward()
+            optimizer.step()
+            total, n = total + loss.item(), n + 1
+        return total / max(n, 1)
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module, split: str) -> tuple[float, dict[str, float]] | None:
+        if split not in self.loaders:
+            return None
+        model.eval()
+        losses, all_scores, all_labels = [], [], []
+        for batch in self.loaders[split]:
+            scores, labels = self._forward(model, batch)
+            losses.append(float(self.task.loss(scores, labels)))
+            all_scores.append(scores)
+            all_labels.append(labels)
+        scores, labels = torch.cat(all_scores), torch.cat(all_labels)
+        return sum(losses) / len(losses), _metrics(self.task, scores, labels)
+
+
+class FullGraph:
+    """Full-batch training on one graph with index splits (single-graph node classification)."""
+
+    def __init__(self, graph, features: torch.Tensor, labels: torch.Tensor,
+                 splits: dict[str, torch.Tensor], task: Task, device: torch.device) -> None:
+        self.task, self.device = task, device
+        self.graph = graph.to(device)
+        self.features = features.to(device)
+        self.labels = labels.to(device)
+        self.splits = {k: v.to(device) for k, v in splits.items() if v is not None and len(v)}
+
+    def train_epoch(self, model: nn.Module, optimizer: torch.optim.Optimizer) -> float:
+        model.train()
+        optimizer.zero_grad()
+        idx = self.splits["train"]
+        scores = model(self.graph, self.features)
+        loss = self.task.loss(scores[idx], self.labels[idx]) + _auxiliary_loss(model)
+        loss.backward()
+        optimizer.step()
+        return float(loss)
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module, split: str) -> tuple[float, dict[str, float]] | None:
+        if split not in self.splits:
+            return None
+        model.eval()
+        idx = self.splits[split]
+        scores = model(self.graph, self.features)[idx]
+        labels = self.labels[idx]
+        return float(self.task.loss(scores, labels)), _metrics(self.task, scores, labels)

@@ -1,0 +1,115 @@
+"""Run folders and result files that never overwrite an earlier run.
+
+Each experiment gets its own folder ``<out_dir>/<MODEL>_<DATASET>_<timestamp>[_<n>]`` holding
+``config.json``, ``results.json`` (machine-readable), ``results.txt`` (human-readable),
+``train.log``, ``logs/`` (tensorboard) and ``checkpoints/``. Result files are rewritten
+atomically after every finished run, so a crash or an interrupt leaves the runs done so far
+readable, with ``status`` saying how the experiment ended.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def make_run_dir(out_dir: str | os.PathLike, model: str, dataset: str) -> Path:
+    """Create a fresh, uniquely named folder for one experiment."""
+    base = Path(out_dir)
+    base.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    for n in range(1000):
+        path = base / (f"{model}_{dataset}_{stamp}" + (f"_{n}" if n else ""))
+        try:
+            path.mkdir()  # atomic: fails if another process created it first
+        except FileExistsError:
+            continue
+        (path / "logs").mkdir()
+        (path / "checkpoints").mkdir()
+        return path
+    raise RuntimeError(f"could not create a unique run folder under {base}")
+
+
+def write_atomic(path: str | os.PathLike, text: str) -> None:
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def _mean_std(values: list[float]) -> dict[str, float]:
+    arr = np.asarray(values, dtype=float)
+    return {"mean": float(arr.mean()), "std": float(arr.std(ddof=0)), "n": int(arr.size)}
+
+
+def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Mean and std (ddof 0, as the release) of every final metric over runs."""
+    summary: dict[str, Any] = {}
+    if not runs:
+        return summary
+    for split in ("train", "val", "test"):
+        metrics = [r["final"].get(split) for r in runs]
+        if any(m is None for m in metrics):
+            continue
+        summary[split] = {k: _mean_std([m[k] for m in metrics]) for k in metrics[0]}
+    for key in ("s_per_epoch", "epochs", "total_time_s"):
+        summary[key] = _mean_std([r[key] for r in runs])
+    return summary
+
+
+class ExperimentRecord:
+    """Accumulates per-run results and keeps the files in ``run_dir`` up to date."""
+
+    def __init__(self, run_dir: Path, header: dict[str, Any]) -> None:
+        self.run_dir = run_dir
+        self.data: dict[str, Any] = {"status": "running", **header, "runs": [], "summary": {}}
+        self.save()
+
+    def add_run(self, run: dict[str, Any]) -> None:
+        self.data["runs"].append(run)
+        self.data["summary"] = summarise(self.data["runs"])
+        self.save()
+
+    def finish(self, status: str, error: str | None = None) -> None:
+        self.data["status"] = status
+        self.data["finished"] = time.strftime("%Y-%m-%d %H:%M:%S")
+        if error:
+            self.data["error"] = error
+        self.save()
+
+    def save(self) -> None:
+        write_atomic(self.run_dir / "results.json", json.dumps(self.data, indent=2, default=str))
+        write_atomic(self.run_dir / "results.txt", format_text(self.data))
+
+
+def format_text(data: dict[str, Any]) -> str:
+    """The human-readable results file."""
+    lines = [
+        f"Model: {data.get('model')}   Dataset: {data.get('dataset')}   Status: {data['status']}",
+        f"Parameters: {data.get('num_params')}   Device: {data.get('device')}",
+        f"Seeds: {data.get('seeds')}",
+        "",
+    ]
+    for i, run in enumerate(data["runs"]):
+        final = "  ".join(
+            f"{split} " + ", ".join(f"{k}={v:.4f}" for k, v in m.items())
+            for split, m in run["final"].items() if m
+        )
+        lines.append(
+            f"run {i} seed {run['seed']}: epochs {run['epochs']} (best {run['best_epoch']}), "
+            f"{run['s_per_epoch']:.2f} s/epoch, stop: {run['stop_reason']}  |  {final}"
+        )
+    summary = data.get("summary") or {}
+    if summary:
+        lines.append("")
+        for split in ("test", "val", "train"):
+            for k, v in summary.get(split, {}).items():
+                lines.append(f"{split} {k}: {v['mean']:.4f} ± {v['std']:.4f} (n={v['n']})")
+        lines.append(f"s/epoch: {summary['s_per_epoch']['mean']:.2f}")
+    lines += ["", "Config:", json.dumps(data.get("config"), indent=2)]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,306 @@
+"""The experiment driver behind every ``main_*.py`` script.
+
+Reads the config and command-line overrides, loads the data, and trains ``runs`` seeds with the
+release's protocol: Adam + ReduceLROnPlateau on the validation loss, stopping at ``min_lr``,
+``max_time`` hours or ``epochs``; the best-validation weights are kept and evaluated at the end.
+Bad input is reported in one line (exit code 2) before anything is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import logging
+import platform
+import resource
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from tensorboardX import SummaryWriter
+from tqdm import tqdm
+
+from data.common import DataError
+from nets.gnn_net import NetIO
+from nets.registry import MODELS, build_net, count_parameters, uses_self_loops
+from train.config import ConfigError, apply_overrides, load_config, override_keys, validate
+from train.device import DeviceError, select_device
+from train.loop import FullGraph, GraphBatches
+from train.results import ExperimentRecord, make_run_dir, write_atomic
+from train.tasks import Task
+
+log = logging.getLogger("autogcn")
+RELEASE_SEED_GENERATOR = 121  # the release draws run seeds from np.random.seed(121)
+
+
+def release_seeds(runs: int) -> list[int]:
+    """The release's run seeds: 4565, 7432, 9823, 2113, 5812 for five runs."""
+    rng = np.random.RandomState(RELEASE_SEED_GENERATOR)
+    return [int(s) for s in rng.randint(10000, size=runs)]
+
+
+def set_seed(seed: int) -> None:
+    import random
+
+    import dgl
+
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    dgl.seed(seed)
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed_all(seed)
+
+
+# ----------------------------------------------------------------------------- command line
+def build_parser(task: Task, description: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--config", help="JSON config in the authors' schema")
+    parser.add_argument("--dataset", help=f"one of {', '.join(task.datasets)}")
+    for key in override_keys():
+        if key == "dataset":
+            continue
+        parser.add_argument(f"--{key}", dest=f"override_{key}", metavar="VALUE",
+                            help=argparse.SUPPRESS)
+    parser.epilog = (
+        "Any config key can be overridden: --seed --epochs --runs --batch_size --init_lr "
+        "--lr_reduce_factor --lr_schedule_patience --min_lr --weight_decay --max_time "
+        "--print_epoch_interval --L --K --num_filters --opt {over,single,fix} "
+        "--gate {True,False,release,paper,none} --filters low,mid,high --hidden_dim --out_dim "
+        "--residual --readout --in_feat_dropout --dropout --graph_norm --batch_norm --self_loop "
+        "--gpu_id --use_gpu --out_dir --model; data: --data_dir --data_source --max_graphs "
+        "--cache_dir --workers --split --sbm_variant. Booleans take True/False."
+    )
+    return parser
+
+
+def resolve_config(task: Task, args: argparse.Namespace) -> dict[str, Any]:
+    """Config file (or defaults) + command-line overrides, validated."""
+    if args.config:
+        cfg = load_config(args.config)
+    else:
+        cfg = validate({"model": "AUTOGCN", "dataset": task.datasets[0],
+                        "out_dir": task.default_out_dir}, origin="defaults")
+    overrides = {k[len("override_"):]: v for k, v in vars(args).items()
+                 if k.startswith("override_") and v is not None}
+    if args.dataset:
+        overrides["dataset"] = args.dataset
+    cfg = apply_overrides(cfg, overrides)
+    if cfg["dataset"] not in task.datasets:
+        raise ConfigError(f"unknown dataset {cfg['dataset']!r} for this script; "
+                          f"expected one of {', '.join(task.datasets)}")
+    if cfg["model"] not in MODELS:
+        raise ConfigError(f"unknown model {cfg['model']!r}; known: {', '.join(sorted(MODELS))}")
+    cfg["_seed_from_command_line"] = "seed" in overrides
+    return cfg
+
+
+def main(task: Task, argv: Sequence[str] | None = None, description: str = "") -> int:
+    """Entry point of a main script; returns the process exit code."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
+    args = build_parser(task, description).parse_args(argv)
+    try:
+        cfg = resolve_config(task, args)
+        return run_experiment(task, cfg, list(sys.argv if argv is None else argv))
+    except (ConfigError, DataError, DeviceError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted: results of finished runs are kept in the run folder", file=sys.stderr)
+        return 130
+
+
+# ----------------------------------------------------------------------------- experiment
+def load_data(task: Task, cfg: dict[str, Any]):
+    """The dataset, the net's input/output sizes, and a per-run factory of epoch loops."""
+    data_cfg = cfg["data"]
+    if task.level == "single_graph":
+        from data.node_datasets import get_split, load_node_dataset
+
+        ds = load_node_dataset(cfg["dataset"], data_cfg.get("data_dir"))
+        io = NetIO(task.level, task.input_kind, ds.features.shape[1], ds.num_classes)
+        graph = ds.graph
+        if uses_self_loops(cfg["model"], cfg["net_params"]):
+            import dgl
+
+            graph = dgl.add_self_loop(graph)
+
+        def make_loop(run: int, seed: int, device: torch.device) -> FullGraph:
+            train, val, test = get_split(ds, run, seed, mode=data_cfg["split"])
+            return FullGraph(graph, ds.features, ds.labels,
+                             {"train": train, "val": val, "test": test}, task, device)
+
+        return ds.info, io, make_loop
+
+    from data.loaders import load_graph_dataset
+
+    ds = load_graph_dataset(cfg["dataset"], data_cfg)
+    if uses_self_loops(cfg["model"], cfg["net_params"]):
+        ds = ds.with_self_loops()
+    io = NetIO(task.level, task.input_kind, ds.in_dim, ds.num_classes, ds.num_edge_types)
+    info = {name: split.stats() for name, split in ds.splits().items() if split is not None}
+
+    def make_loop(run: int, seed: int, device: torch.device) -> GraphBatches:
+        gen = torch.Generator().manual_seed(seed)
+        return GraphBatches(ds, task, cfg["params"]["batch_size"], device, generator=gen)
+
+    return info, io, make_loop
+
+
+def run_experiment(task: Task, cfg: dict[str, Any], command: list[str]) -> int:
+    device = select_device(cfg["gpu"]["use"], cfg["gpu"]["id"])
+    data_info, io, make_loop = load_data(task, cfg)
+    try:
+        num_params = count_parameters(build_net(cfg["model"], io, cfg["net_params"]))
+    except ValueError as err:  # e.g. an option the model does not support
+        raise ConfigError(str(err)) from None
+    params = cfg["params"]
+    if cfg.pop("_seed_from_command_line"):
+        seeds = [params["seed"] + i for i in range(params["runs"])]
+    else:
+        seeds = release_seeds(params["runs"])
+
+    run_dir = make_run_dir(cfg["out_dir"], cfg["model"], cfg["dataset"])
+    file_log = logging.FileHandler(run_dir / "train.log")
+    file_log.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+    log.addHandler(file_log)
+    write_atomic(run_dir / "config.json", json.dumps(cfg, indent=2))
+    log.info("%s on %s: %d parameters, device %s, seeds %s -> %s", cfg["model"], cfg["dataset"],
+             num_params, device, seeds, run_dir)
+    record = ExperimentRecord(run_dir, {
+        "model": cfg["model"], "dataset": cfg["dataset"], "task": task.name,
+        "num_params": num_params, "seeds": seeds, "primary_metric": task.primary,
+        "higher_is_better": task.higher_is_better, "device": str(device),
+        "versions": _versions(), "command": command, "data": data_info,
+        "started": time.strftime("%Y-%m-%d %H:%M:%S"), "config": cfg,
+    })
+    try:
+        for i, seed in enumerate(seeds):
+            record.add_run(train_run(task, cfg, io, make_loop(i, seed, device), seed, i,
+                                     device, run_dir))
+    except BaseException as err:
+        interrupted = isinstance(err, KeyboardInterrupt)
+        record.finish("interrupted" if interrupted else "failed", error=repr(err))
+        log.removeHandler(file_log)
+        raise
+    record.finish("complete")
+    log.removeHandler(file_log)
+    _log_summary(record.data, run_dir)
+    return 0
+
+
+def train_run(task: Task, cfg: dict[str, Any], io: NetIO, loop, seed: int, index: int,
+              device: torch.device, run_dir: Path) -> dict[str, Any]:
+    """Train one seed; returns its record (final metrics with the best-validation weights)."""
+    params = cfg["params"]
+    set_seed(seed)
+    model = build_net(cfg["model"], io, cfg["net_params"]).to(device)
+    optimizer = torch.optim.Adam(model.parameters(), lr=params["init_lr"],
+                                 weight_decay=params["weight_decay"])
+    scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
+        optimizer, mode="min", factor=params["lr_reduce_factor"],
+        patience=params["lr_schedule_patience"])
+    writer = SummaryWriter(logdir=str(run_dir / "logs" / f"run{index}_seed{seed}"))
+    ckpt_path = run_dir / "checkpoints" / f"run{index}_seed{seed}_best.pt"
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+
+    best_value, best_epoch, best_state = None, -1, None
+    epoch_times: list[float] = []
+    stop_reason = "epochs"
+    start = time.perf_counter()
+    bar = tqdm(range(params["epochs"]), desc=f"run {index} seed {seed}", disable=None,
+               dynamic_ncols=True)
+    for epoch in bar:
+        t0 = time.perf_counter()
+        train_loss = loop.train_epoch(model, optimizer)
+        val = loop.evaluate(model, "val")
+        test = loop.evaluate(model, "test")
+        epoch_times.append(time.perf_counter() - t0)
+        lr = optimizer.param_groups[0]["lr"]
+        scheduler.step(val[0] if val else train_loss)
+
+        writer.add_scalar("train/_loss", train_loss, epoch)
+        writer.add_scalar("learning_rate", lr, epoch)
+        for split, result in (("val", val), ("test", test)):
+            if result is not None:
+                writer.add_scalar(f"{split}/_loss", result[0], epoch)
+                for name, value in result[1].items():
+                    writer.add_scalar(f"{split}/_{name}", value, epoch)
+        if val is None or task.is_better(val[1][task.primary], best_value):
+            best_value = val[1][task.primary] if val else None
+            best_epoch, best_state = epoch, copy.deepcopy(model.state_dict())
+            _save_checkpoint(ckpt_path, model, cfg, io, seed, epoch)
+        desc = {"loss": f"{train_loss:.4f}", "lr": f"{lr:.1e}"}
+        if val:
+            desc[f"val_{task.primary}"] = f"{val[1][task.primary]:.4f}"
+        bar.set_postfix(desc)
+        if epoch % params["print_epoch_interval"] == 0:
+            _log_epoch(epoch, train_loss, val, test, lr, epoch_times[-1])
+        if optimizer.param_groups[0]["lr"] < params["min_lr"]:
+            stop_reason = "min_lr"
+            break
+        if time.perf_counter() - start > params["max_time"] * 3600:
+            stop_reason = "max_time"
+            break
+    bar.close()
+    writer.close()
+
+    model.load_state_dict(best_state)
+    final = {}
+    for split in ("train", "val", "test"):
+        result = loop.evaluate(model, split)
+        final[split] = result[1] if result else None
+    run = {
+        "seed": seed, "epochs": len(epoch_times), "best_epoch": best_epoch,
+        "stop_reason": stop_reason, "s_per_epoch": float(np.mean(epoch_times)),
+        "total_time_s": time.perf_counter() - start, "final": final,
+        "peak_memory_mb": _peak_memory_mb(device), "checkpoint": str(ckpt_path.name),
+    }
+    log.info("run %d seed %d done: %s", index, seed, json.dumps(final))
+    return run
+
+
+def _log_epoch(epoch: int, train_loss: float, val, test, lr: float, seconds: float) -> None:
+    parts = [f"epoch {epoch:4d}", f"train loss {train_loss:.4f}"]
+    for split, result in (("val", val), ("test", test)):
+        if result is not None:
+            parts.append(f"{split} loss {result[0]:.4f} " +
+                         " ".join(f"{k} {v:.4f}" for k, v in result[1].items()))
+    parts += [f"lr {lr:.2e}", f"{seconds:.1f}s"]
+    log.info(" | ".join(parts))
+
+
+def _save_checkpoint(path: Path, model: torch.nn.Module, cfg: dict[str, Any], io: NetIO,
+                     seed: int, epoch: int) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    torch.save({"state_dict": model.state_dict(), "config": cfg, "io": io.__dict__,
+                "seed": seed, "epoch": epoch}, tmp)
+    tmp.replace(path)
+
+
+def _peak_memory_mb(device: torch.device) -> dict[str, float]:
+    peak = {"process_max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    if device.type == "cuda":
+        peak["cuda_max_allocated_mb"] = torch.cuda.max_memory_allocated(device) / 2**20
+    return peak
+
+
+def _versions() -> dict[str, str]:
+    import dgl
+
+    return {"python": platform.python_version(), "torch": torch.__version__,
+            "dgl": dgl.__version__}
+
+
+def _log_summary(data: dict[str, Any], run_dir: Path) -> None:
+    for split in ("train", "val", "test"):
+        for name, stat in data["summary"].get(split, {}).items():
+            log.info("final %s %s: %.4f ± %.4f over %d run(s)", split, name, stat["mean"],
+                     stat["std"], stat["n"])
+    log.info("results written to %s", run_dir)
