@@ -61,19 +61,18 @@ MODES = ("over", "single", "fix")
 GATES = ("release", "paper", "none")
 
 
-def _gate(slots: torch.Tensor, gate: str) -> torch.Tensor:
-    """Gate the filter outputs ``slots`` of shape ``(banks, S, N, d)``; returns the same shape."""
-    n_slots = slots.shape[1]
-    if gate == "none" or n_slots == 1:
+def _gate(slots: list[torch.Tensor], gate: str) -> list[torch.Tensor]:
+    """Apply the complementary gate to the filter outputs, given in slot order."""
+    n = len(slots)
+    if gate == "none" or n == 1:
         return slots
-    if gate == "paper":
-        total = slots.sum(dim=1, keepdim=True)
-        return slots * torch.sigmoid(total - slots)
-    outs = list(slots.unbind(dim=1))  # "release": sequential, each step sees earlier gated slots
-    for i in range(n_slots):
-        others = sum(outs[j] for j in range(n_slots) if j != i)
-        outs[i] = outs[i] * torch.sigmoid(others)
-    return torch.stack(outs, dim=1)
+    if gate == "paper":  # every slot sees the others' ungated outputs
+        return [s * torch.sigmoid(sum(slots[j] for j in range(n) if j != i))
+                for i, s in enumerate(slots)]
+    outs = list(slots)  # "release": sequential, each step sees the slots gated before it
+    for i in range(n):
+        outs[i] = outs[i] * torch.sigmoid(sum(outs[j] for j in range(n) if j != i))
+    return outs
 
 
 class AutoGCNLayer(nn.Module):
@@ -200,30 +199,55 @@ class AutoGCNLayer(nn.Module):
         coef = self.coefficients()[..., : len(terms)]
         return torch.einsum("bfk,knd->bfnd", coef, torch.stack(terms))
 
-    def _filter_outputs(self, g: dgl.DGLGraph, x: torch.Tensor, norm: torch.Tensor) -> torch.Tensor:
-        """Filter outputs ``(banks, filters, N, out_dim)``, in the cheaper of the two orders."""
-        banks, n_f = self.num_filters, len(self.filters)
-        n_mid = banks if self._needs_h2() else 0
-        if self.order == "auto":
-            cost_propagate = (2 if n_mid else 1) * self.in_dim
-            propagate_first = cost_propagate <= (banks * n_f + n_mid) * self.out_dim
-        else:
-            propagate_first = self.order == "propagate"
-        if propagate_first:
-            inputs = self.filtered_inputs(g, x, norm).flatten(0, 1)  # (B, N, in)
-            out = torch.bmm(inputs, self.weight.flatten(0, 1))
-            return out.view(banks, n_f, -1, self.out_dim)
-        # Project first: y_f = x W_f, then the kernels act on out_dim columns.
-        coef = self.coefficients()
-        y = torch.einsum("ni,bfio->nbfo", x, self.weight)  # (N, banks, filters, out)
-        py = propagate(g, y.flatten(1, 2), norm).view_as(y)
-        y, py = y.permute(1, 2, 0, 3), py.permute(1, 2, 0, 3)  # (banks, filters, N, out)
-        out = coef[..., 0, None, None] * y + coef[..., 1, None, None] * py
-        if n_mid:
-            m = self.filters.index("mid")
-            ppy = propagate(g, py[:, m].transpose(0, 1), norm).transpose(0, 1)  # (banks, N, out)
-            out[:, m] = out[:, m] + coef[:, m, 2, None, None] * ppy
-        return out
+    def _use_propagate_first(self, x: torch.Tensor) -> bool:
+        if x.is_sparse:  # sparse features (PubMed, Squirrel): project first, never densify
+            return False
+        if self.order != "auto":
+            return self.order == "propagate"
+        # Columns of sparse products: propagating x costs 2·in (1·in without the mid filter);
+        # projecting first costs one product on all outputs plus one more for the mid filter.
+        n_mid = 1 if self._needs_h2() else 0
+        cost_propagate = (1 + n_mid) * self.in_dim
+        cost_project = self.num_filters * (len(self.filters) + n_mid) * self.out_dim
+        return cost_propagate <= cost_project
+
+    def _filter_outputs(
+        self, g: dgl.DGLGraph, x: torch.Tensor, norm: torch.Tensor
+    ) -> list[list[torch.Tensor]]:
+        """Per bank, the filter outputs ``(N, out_dim)`` in ``self.filters`` order."""
+        coef = self.coefficients()  # (banks, filters, 3): tiny
+        n_f, out_dim = len(self.filters), self.out_dim
+        if self._use_propagate_first(x):
+            # Fold the scalar coefficients into the weights: filter f's output is
+            # x(c0 W_f) + h1(c1 W_f) + h2(c2 W_f), so no (N, in)-sized combination is formed.
+            h1 = propagate(g, x, norm)
+            h2 = propagate(g, h1, norm) if self._needs_h2() else None
+            outs = []
+            for b in range(self.num_filters):
+                scaled = coef[b, :, :, None, None] * self.weight[b, :, None]  # (F, 3, in, out)
+                bank = []
+                for f, name in enumerate(self.filters):
+                    other, k = (h2, 2) if name == "mid" else (h1, 1)
+                    bank.append(torch.addmm(x @ scaled[f, 0], other, scaled[f, k]))
+                outs.append(bank)
+            return outs
+        # Project first: y_f = x W_f for all filters in one product, then propagate out_dim
+        # columns; the kernels commute with the linear maps, so the result is the same.
+        w = self.weight.permute(2, 0, 1, 3).reshape(self.in_dim, -1)  # (in, banks·F·out)
+        y = torch.sparse.mm(x, w) if x.is_sparse else x @ w
+        py = propagate(g, y, norm)
+        outs = []
+        for b in range(self.num_filters):
+            bank = []
+            for f, name in enumerate(self.filters):
+                cols = slice((b * n_f + f) * out_dim, (b * n_f + f + 1) * out_dim)
+                if name == "mid":
+                    ppy = propagate(g, py[:, cols], norm)
+                    bank.append(coef[b, f, 0] * y[:, cols] + coef[b, f, 2] * ppy)
+                else:
+                    bank.append(coef[b, f, 0] * y[:, cols] + coef[b, f, 1] * py[:, cols])
+            outs.append(bank)
+        return outs
 
     def forward(
         self,
@@ -234,8 +258,11 @@ class AutoGCNLayer(nn.Module):
     ) -> torch.Tensor:
         """``feat`` (N, in_dim) → (N, out_dim). ``norm``: cached :func:`sym_norm` of ``g``."""
         norm = sym_norm(g) if norm is None else norm
-        out = self._filter_outputs(g, feat, norm)[:, self._slot_order]
-        out = _gate(out, self.gate).sum(dim=(0, 1)) + self.bias
+        out = self.bias
+        for bank in self._filter_outputs(g, feat, norm):
+            slots = _gate([bank[i] for i in self._slot_order], self.gate)
+            for slot in slots:
+                out = out + slot
         return self.post(feat, out, snorm_n)
 
     def extra_repr(self) -> str:

@@ -45,7 +45,8 @@ class PostProcess(nn.Module):
         self.residual = residual and in_dim == out_dim
         self.activation = activation
         self.batchnorm_h = nn.BatchNorm1d(out_dim)
-        self.dropout = nn.Dropout(dropout)
+        # p = 0 (most published configs) skips the dropout kernel entirely
+        self.dropout = nn.Dropout(dropout) if dropout > 0 else nn.Identity()
 
     def reset_parameters(self) -> None:
         self.batchnorm_h.reset_parameters()

@@ -41,6 +41,9 @@ SCHEMA: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "print_epoch_interval": ((int,), 5),
         "max_time": ((float,), 48.0),  # hours
         "runs": ((int,), 1),
+        # "plateau" (ReduceLROnPlateau on the validation loss) or "none"; None: the task's
+        # default (the release used none for single-graph node classification)
+        "scheduler": ((str,), None),
     },
     "net_params": {
         "L": ((int,), 4),
@@ -72,8 +75,22 @@ SCHEMA: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "gated": ((bool,), False),
         "n_iter": ((int,), 10),
         "prop_penalty": ((float,), 0.05),
+        # APGCN: "release" propagates the layer input at every step (the authors' code),
+        # "adaptive" the previous step (the AP-GCN paper); see layers/ap_layer.py
+        "apgcn_mode": ((str,), "release"),
+        # APGCN linear layers before the propagation on batched graphs; None: L - 1 (the
+        # release's SBM/superpixel nets; its ZINC net used L, set in that config)
+        "apgcn_linear_layers": ((int,), None),
         "sgc_k": ((int,), 2),
         "edge_feat": ((bool,), False),
+        # accepted so the release's config files and flags run unchanged; not used here
+        "data_mode": ((str,), None),
+        "num_pool": ((int,), None),
+        "gnn_per_block": ((int,), None),
+        "embedding_dim": ((int,), None),
+        "pool_ratio": ((float,), None),
+        "linkpred": ((bool,), None),
+        "cat": ((bool,), None),
     },
     "data": {
         "data_dir": ((str,), None),  # None: the task's default folder
@@ -132,6 +149,8 @@ def _normalise(cfg: dict[str, Any]) -> None:
         if net[key] < 1:
             raise ConfigError(f"net_params.{key}: must be at least 1, got {net[key]}")
     params = cfg["params"]
+    if params["scheduler"] not in (None, "plateau", "none"):
+        raise ConfigError(f"params.scheduler: expected plateau or none, got {params['scheduler']!r}")
     for key in ("epochs", "batch_size", "runs"):
         if params[key] < 1:
             raise ConfigError(f"params.{key}: must be at least 1, got {params[key]}")
@@ -219,6 +238,8 @@ def apply_overrides(cfg: Mapping[str, Any], overrides: Mapping[str, str]) -> dic
         if key in ("gpu_id", "use_gpu"):
             field = "id" if key == "gpu_id" else "use"
             raw["gpu"][field] = parse_value(text, SCHEMA["gpu"][field][0], f"--{key}")
+            if key == "gpu_id" and "use_gpu" not in overrides:  # as the release: asks for a GPU
+                raw["gpu"]["use"] = True
             continue
         if key in TOP_LEVEL:
             raw[key] = parse_value(text, TOP_LEVEL[key][0], f"--{key}")

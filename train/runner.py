@@ -202,9 +202,12 @@ def train_run(task: Task, cfg: dict[str, Any], io: NetIO, loop, seed: int, index
     model = build_net(cfg["model"], io, cfg["net_params"]).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=params["init_lr"],
                                  weight_decay=params["weight_decay"])
-    scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
-        optimizer, mode="min", factor=params["lr_reduce_factor"],
-        patience=params["lr_schedule_patience"])
+    schedule = params["scheduler"] or ("none" if task.level == "single_graph" else "plateau")
+    scheduler = None
+    if schedule == "plateau":
+        scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
+            optimizer, mode="min", factor=params["lr_reduce_factor"],
+            patience=params["lr_schedule_patience"])
     writer = SummaryWriter(logdir=str(run_dir / "logs" / f"run{index}_seed{seed}"))
     ckpt_path = run_dir / "checkpoints" / f"run{index}_seed{seed}_best.pt"
     if device.type == "cuda":
@@ -223,7 +226,8 @@ def train_run(task: Task, cfg: dict[str, Any], io: NetIO, loop, seed: int, index
         test = loop.evaluate(model, "test")
         epoch_times.append(time.perf_counter() - t0)
         lr = optimizer.param_groups[0]["lr"]
-        scheduler.step(val[0] if val else train_loss)
+        if scheduler is not None:
+            scheduler.step(val[0] if val else train_loss)
 
         writer.add_scalar("train/_loss", train_loss, epoch)
         writer.add_scalar("learning_rate", lr, epoch)

@@ -1,0 +1,378 @@
+"""Tests of the SBM_CLUSTER / SBM_PATTERN generator and loader (data/sbm.py).
+
+Statistics are checked against the spec's parameters (section 4) by recomputing them from the
+graphs' adjacency and labels; file handling is checked on tiny prefixes in ``tmp_path``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+
+import dgl
+import numpy as np
+import pytest
+import torch
+
+from data import sbm
+from data.common import DataError, collate_graphs
+from data.sbm import (
+    SBM_NAMES,
+    generate_sbm_sample,
+    generate_sbm_split,
+    load_sbm_dataset,
+    pattern_instance,
+    sbm_config,
+    sbm_statistics,
+)
+
+
+def dense(g: dgl.DGLGraph) -> np.ndarray:
+    """Adjacency counts (duplicates would show up as 2)."""
+    n = g.num_nodes()
+    src, dst = (t.numpy() for t in g.edges())
+    a = np.zeros((n, n), dtype=np.int64)
+    np.add.at(a, (src, dst), 1)
+    return a
+
+
+def same_graph(g: dgl.DGLGraph, h: dgl.DGLGraph) -> bool:
+    return (
+        g.num_nodes() == h.num_nodes()
+        and np.array_equal(dense(g), dense(h))
+        and torch.equal(g.ndata["feat"], h.ndata["feat"])
+        and torch.equal(g.ndata["label"], h.ndata["label"])
+    )
+
+
+def check_basic_format(g: dgl.DGLGraph, y: torch.Tensor) -> np.ndarray:
+    """Shared format checks; returns the dense adjacency."""
+    assert g.idtype == torch.int64
+    assert g.ndata["feat"].dtype == torch.int64 and g.ndata["feat"].shape == (g.num_nodes(),)
+    assert g.ndata["label"].dtype == torch.int64 and torch.equal(g.ndata["label"], y)
+    assert g.edata["feat"].dtype == torch.float32
+    assert torch.equal(g.edata["feat"], torch.ones(g.num_edges(), 1))
+    a = dense(g)
+    assert a.max() <= 1, "duplicate edges"
+    assert np.array_equal(a, a.T), "not symmetric"
+    assert np.all(np.diag(a) == 0), "self-loop"
+    return a
+
+
+# ------------------------------------------------------------------------------------------
+# Generator statistics
+# ------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def cluster_split():
+    return generate_sbm_split("SBM_CLUSTER", "train", 300, seed=0)
+
+
+@pytest.fixture(scope="module")
+def pattern_split():
+    # 300 graphs = instances 0..99, three graphs each (graph i uses instance i % 100)
+    return generate_sbm_split("SBM_PATTERN", "train", 300, seed=0)
+
+
+def test_cluster_matches_spec(cluster_split):
+    sizes, intra, intra_pairs, inter, inter_pairs = [], 0, 0, 0, 0
+    unsorted = 0
+    for g, y in cluster_split:
+        a = check_basic_format(g, y)
+        lab = y.numpy()
+        feat = g.ndata["feat"].numpy()
+        counts = np.bincount(lab, minlength=6)
+        assert lab.max() <= 5 and len(counts) == 6
+        sizes.extend(counts.tolist())
+        upper = np.triu(np.ones_like(a, dtype=bool), 1)
+        same = lab[:, None] == lab[None, :]
+        intra += a[same & upper].sum()
+        intra_pairs += (same & upper).sum()
+        inter += a[~same & upper].sum()
+        inter_pairs += (~same & upper).sum()
+        # exactly one nonzero feature per community, with value community + 1
+        assert np.count_nonzero(feat) == 6
+        for r in range(6):
+            f = feat[lab == r]
+            assert np.count_nonzero(f) == 1 and f.max() == r + 1
+        unsorted += int(np.any(np.diff(lab) < 0))
+    sizes = np.array(sizes)
+    assert sizes.min() >= 5 and sizes.max() < 35
+    assert sizes.min() <= 6 and sizes.max() >= 33  # the whole range is used
+    assert abs(sizes.mean() - 19.5) < 0.8  # 1800 sizes, sd 8.66 -> se 0.2
+    assert abs(intra / intra_pairs - 0.55) < 0.01
+    assert abs(inter / inter_pairs - 0.25) < 0.01
+    assert unsorted == len(cluster_split)  # nodes are permuted, not grouped by community
+
+
+def test_pattern_matches_spec(pattern_split):
+    cfg = sbm_config("SBM_PATTERN")
+    cc_intra = cc_intra_pairs = cc_inter = cc_inter_pairs = 0
+    pc = pc_pairs = pp = pp_pairs = 0
+    for i, (g, y) in enumerate(pattern_split):
+        a = check_basic_format(g, y)
+        lab = y.numpy()
+        feat = g.ndata["feat"].numpy()
+        assert set(np.unique(feat)) <= {0, 1, 2} and set(np.unique(lab)) == {0, 1}
+        pat = lab == 1
+        assert 5 <= pat.sum() < 35
+        # pattern <-> community links and pattern-internal links, from labels alone
+        pc += a[np.ix_(pat, ~pat)].sum()
+        pc_pairs += pat.sum() * (~pat).sum()
+        pp += a[np.ix_(pat, pat)].sum() / 2
+        pp_pairs += pat.sum() * (pat.sum() - 1) / 2
+        # community-community: the generator reports the community of each node
+        s = generate_sbm_sample(cfg, 0, "train", i)
+        assert np.array_equal(s.src, g.edges()[0].numpy())
+        blk = s.block[s.perm]
+        assert np.array_equal(blk == cfg.n_communities, pat)
+        comm_sizes = np.bincount(blk[~pat], minlength=5)
+        assert comm_sizes.min() >= 5 and comm_sizes.max() < 35 and len(comm_sizes) == 5
+        sub = a[np.ix_(~pat, ~pat)]
+        b = blk[~pat]
+        upper = np.triu(np.ones_like(sub, dtype=bool), 1)
+        same = b[:, None] == b[None, :]
+        cc_intra += sub[same & upper].sum()
+        cc_intra_pairs += (same & upper).sum()
+        cc_inter += sub[~same & upper].sum()
+        cc_inter_pairs += (~same & upper).sum()
+    assert abs(cc_intra / cc_intra_pairs - 0.5) < 0.01
+    assert abs(cc_inter / cc_inter_pairs - 0.35) < 0.01
+    assert abs(pc / pc_pairs - 0.5) < 0.01
+    assert abs(pp / pp_pairs - 0.5) < 0.02  # 100 instances, ~20k distinct pairs
+
+
+def test_pattern_instances_are_fixed_and_distinct(pattern_split):
+    cfg = sbm_config("SBM_PATTERN")
+    sizes = []
+    for k in range(100):
+        adj0, feat0 = pattern_instance(cfg, 0, k)
+        sizes.append(len(feat0))
+        degs = []
+        for i in (k, k + 100, k + 200):  # three graphs of instance k
+            g, y = pattern_split[i]
+            pat = y.numpy() == 1
+            a = dense(g)[np.ix_(pat, pat)]
+            # invariant that needs no node correspondence: sorted (feature, degree) pairs
+            feats = g.ndata["feat"].numpy()[pat]
+            degs.append(sorted(zip(feats.tolist(), a.sum(1).tolist(), strict=True)))
+            # exact check through the permutation the generator used
+            s = generate_sbm_sample(cfg, 0, "train", i)
+            n_comm = s.num_nodes - len(feat0)
+            idx = np.flatnonzero(pat)
+            pos = s.perm[idx] - n_comm  # position of each pattern node inside the instance
+            assert np.array_equal(np.sort(pos), np.arange(len(feat0)))
+            assert np.array_equal(a, adj0[np.ix_(pos, pos)])
+            assert np.array_equal(feats, feat0[pos])
+        assert degs[0] == degs[1] == degs[2]
+    assert min(sizes) >= 5 and max(sizes) < 35 and len(set(sizes)) > 20
+
+
+def test_pattern_easy_variant():
+    split = generate_sbm_split("SBM_PATTERN", "train", 60, variant="PATTERN_EASY")
+    cfg = sbm_config("SBM_PATTERN", "PATTERN_EASY")
+    assert cfg.q == 0.2
+    adj0, feat0 = pattern_instance(cfg, 0, 0)
+    for g, y in split:
+        check_basic_format(g, y)
+        pat = y.numpy() == 1
+        assert pat.sum() == 20
+        a = dense(g)[np.ix_(pat, pat)]
+        assert sorted(a.sum(1).tolist()) == sorted(adj0.sum(1).tolist())
+    with pytest.raises(ValueError):
+        sbm_config("SBM_CLUSTER", "PATTERN_EASY")
+
+
+# ------------------------------------------------------------------------------------------
+# Determinism
+# ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", SBM_NAMES)
+def test_deterministic_and_prefix_consistent(name):
+    a = generate_sbm_split(name, "val", 5, seed=3)
+    sbm._pattern_instance.cache_clear()  # the PATTERN instances must not depend on the cache
+    b = generate_sbm_split(name, "val", 25, seed=3)
+    assert len(a) == 5 and len(b) == 25
+    assert all(same_graph(g, h) for g, h in zip(a.graphs, b.graphs[:5], strict=True))
+    c = generate_sbm_split(name, "val", 5, seed=4)
+    assert not any(same_graph(g, h) for g, h in zip(a.graphs, c.graphs, strict=True))
+    # splits use different streams
+    t = generate_sbm_split(name, "test", 5, seed=3)
+    assert not any(same_graph(g, h) for g, h in zip(a.graphs, t.graphs, strict=True))
+
+
+# ------------------------------------------------------------------------------------------
+# Files and the public loader
+# ------------------------------------------------------------------------------------------
+
+
+def _forbid_generation(monkeypatch):
+    def boom(*args, **kwargs):
+        raise AssertionError("generator called although the files exist")
+
+    monkeypatch.setattr(sbm, "generate_sbm_sample", boom)
+
+
+def _mtimes(root):
+    return {p.name: p.stat().st_mtime_ns for p in root.iterdir()}
+
+
+def test_max_graphs_round_trip(tmp_path, monkeypatch):
+    ds = load_sbm_dataset("SBM_CLUSTER", tmp_path, max_graphs=8, progress=False)
+    root = tmp_path / "SBM_CLUSTER"
+    names = {p.name for p in root.iterdir()}
+    assert names == {"train_first8.bin", "val_first8.bin", "test_first8.bin", "meta_first8.json"}
+    assert (ds.name, ds.in_dim, ds.num_classes) == ("SBM_CLUSTER", 7, 6)
+    assert [len(s) for s in (ds.train, ds.val, ds.test)] == [8, 8, 8]
+    ref = generate_sbm_split("SBM_CLUSTER", "val", 8)
+    assert all(same_graph(g, h) for g, h in zip(ds.val.graphs, ref.graphs, strict=True))
+    for g, y in ds.train:
+        check_basic_format(g, y)
+    meta = json.loads((root / "meta_first8.json").read_text())
+    assert meta["seed"] == 0 and meta["params"]["p"] == 0.55 and meta["max_graphs"] == 8
+    assert meta["statistics"]["train"]["graphs"] == 8
+
+    before = _mtimes(root)
+    _forbid_generation(monkeypatch)
+    again = load_sbm_dataset("SBM_CLUSTER", tmp_path, max_graphs=8, progress=False)
+    assert _mtimes(root) == before
+    assert all(same_graph(g, h) for g, h in zip(again.train.graphs, ds.train.graphs, strict=True))
+    # a prefix is never taken for another prefix or for the full data
+    with pytest.raises(AssertionError, match="generator called"):
+        load_sbm_dataset("SBM_CLUSTER", tmp_path, max_graphs=5, progress=False)
+    with pytest.raises(AssertionError, match="generator called"):
+        load_sbm_dataset("SBM_CLUSTER", tmp_path, progress=False)
+    assert not (root / "meta.json").exists() and not (root / "train.bin").exists()
+
+    # the batch the training code builds
+    batch, targets, snorm_n, _ = collate_graphs([again.train[0], again.train[1]])
+    assert targets.shape == (batch.num_nodes(),) and snorm_n.shape == (batch.num_nodes(), 1)
+
+
+def test_full_files_serve_max_graphs(tmp_path, monkeypatch):
+    # a small "full" dataset: the per-graph RNGs do not depend on the split sizes
+    key = ("SBM_PATTERN", None)
+    small = dataclasses.replace(sbm._CONFIGS[key], split_sizes=(12, 4, 4), n_patterns=4)
+    monkeypatch.setitem(sbm._CONFIGS, key, small)
+    ds = load_sbm_dataset("SBM_PATTERN", tmp_path, progress=False)
+    root = tmp_path / "SBM_PATTERN"
+    assert {p.name for p in root.iterdir()} == {"train.bin", "val.bin", "test.bin", "meta.json"}
+    assert [len(s) for s in (ds.train, ds.val, ds.test)] == [12, 4, 4]
+    assert (ds.in_dim, ds.num_classes) == (3, 2)
+    assert ds.info["statistics"]["train"] == sbm_statistics(ds.train)
+    before = _mtimes(root)
+    _forbid_generation(monkeypatch)
+    head = load_sbm_dataset("SBM_PATTERN", tmp_path, max_graphs=3, progress=False)
+    assert [len(s) for s in (head.train, head.val, head.test)] == [3, 3, 3]
+    pairs = zip(head.train.graphs, ds.train.graphs[:3], strict=True)
+    assert all(same_graph(g, h) for g, h in pairs)
+    assert _mtimes(root) == before  # loaded from the full files, no prefix files written
+    # other settings in the same folder are refused, not silently mixed
+    meta = json.loads((root / "meta.json").read_text())
+    meta["params"]["q"] = 0.2
+    (root / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(DataError, match="other settings"):
+        load_sbm_dataset("SBM_PATTERN", tmp_path, progress=False)
+
+
+def test_interrupted_save_leaves_nothing_trusted(tmp_path, monkeypatch):
+    real_save = dgl.save_graphs
+    calls = []
+
+    def failing_save(path, graphs, *args, **kwargs):
+        calls.append(path)
+        if len(calls) == 2:  # the val split: write half a file, then die
+            with open(path, "wb") as f:
+                f.write(b"\0" * 100)
+            raise OSError("disk full")
+        return real_save(path, graphs, *args, **kwargs)
+
+    monkeypatch.setattr(dgl, "save_graphs", failing_save)
+    with pytest.raises(DataError, match="disk full"):
+        load_sbm_dataset("SBM_CLUSTER", tmp_path, max_graphs=4, progress=False)
+    root = tmp_path / "SBM_CLUSTER"
+    assert {p.name for p in root.iterdir()} == {"train_first4.bin"}  # no temp file, no meta
+    monkeypatch.setattr(dgl, "save_graphs", real_save)
+    ds = load_sbm_dataset("SBM_CLUSTER", tmp_path, max_graphs=4, progress=False)
+    assert len(ds.val) == 4 and (root / "meta_first4.json").exists()
+
+
+def test_seed_gets_its_own_folder(tmp_path):
+    ds = load_sbm_dataset("SBM_CLUSTER", tmp_path, max_graphs=2, seed=7, progress=False)
+    assert (tmp_path / "SBM_CLUSTER_seed7" / "meta_first2.json").exists()
+    ref = generate_sbm_split("SBM_CLUSTER", "train", 2, seed=7)
+    assert all(same_graph(g, h) for g, h in zip(ds.train.graphs, ref.graphs, strict=True))
+    easy = load_sbm_dataset("SBM_PATTERN", tmp_path, max_graphs=2, variant="PATTERN_EASY",
+                            progress=False)
+    assert (tmp_path / "SBM_PATTERN_PATTERN_EASY" / "meta_first2.json").exists()
+    assert easy.name == "SBM_PATTERN_PATTERN_EASY"
+
+
+def test_bad_arguments(tmp_path):
+    with pytest.raises(ValueError) as err:
+        load_sbm_dataset("SBM_FOO", tmp_path)
+    assert "SBM_CLUSTER" in str(err.value) and "SBM_PATTERN" in str(err.value)
+    with pytest.raises(ValueError):
+        load_sbm_dataset("SBM_CLUSTER", tmp_path, variant="PATTERN_EASY")
+    with pytest.raises(ValueError):
+        load_sbm_dataset("SBM_CLUSTER", tmp_path, source="web")
+    with pytest.raises(ValueError):
+        load_sbm_dataset("SBM_CLUSTER", tmp_path, max_graphs=0)
+    blocker = tmp_path / "a_file"
+    blocker.write_text("x")
+    with pytest.raises(DataError, match="cannot create"):
+        load_sbm_dataset("SBM_CLUSTER", blocker / "sub", max_graphs=2, progress=False)
+    assert os.listdir(tmp_path) == ["a_file"]
+
+
+def test_sbm_statistics_by_hand():
+    g1 = dgl.graph((torch.tensor([0, 1]), torch.tensor([1, 0])), num_nodes=3)
+    g2 = dgl.graph((torch.tensor([0, 1, 1, 2]), torch.tensor([1, 0, 2, 1])), num_nodes=5)
+    y1, y2 = torch.tensor([0, 1, 1]), torch.tensor([0, 0, 0, 1, 0])
+    stats = sbm_statistics(sbm.GraphSplit([g1, g2], [y1, y2]))
+    assert stats["graphs"] == 2 and stats["mean_nodes"] == 4.0
+    assert (stats["min_nodes"], stats["max_nodes"]) == (3, 5) and stats["mean_edges"] == 3.0
+    assert stats["class_balance"] == pytest.approx([5 / 8, 3 / 8])
+
+
+def test_dgl_source_mapping_and_errors(tmp_path, monkeypatch):
+    # DGL's copy cannot be downloaded here: stand in for it with graphs in DGL's stored format
+    # (int32 ids, int16 labels) and check the mapping onto ours, and the offline error.
+    seen = []
+
+    class FakeCluster:
+        def __init__(self, mode, raw_dir, verbose):
+            seen.append((mode, raw_dir))
+            g = dgl.graph((torch.tensor([0, 1]), torch.tensor([1, 0])), num_nodes=3,
+                          idtype=torch.int32)
+            g.ndata["feat"] = torch.tensor([0, 3, 0])
+            g.ndata["label"] = torch.tensor([2, 2, 5], dtype=torch.int16)
+            g.edata["feat"] = torch.ones(2, 1)
+            self.graphs = [g] * 4
+
+        def __len__(self):
+            return len(self.graphs)
+
+        def __getitem__(self, i):
+            return self.graphs[i]
+
+    monkeypatch.setattr(dgl.data, "CLUSTERDataset", FakeCluster)
+    ds = load_sbm_dataset("SBM_CLUSTER", tmp_path, max_graphs=2, source="dgl", progress=False)
+    assert [m for m, _ in seen] == ["train", "valid", "test"]
+    assert all(d == str(tmp_path) for _, d in seen)
+    assert [len(s) for s in (ds.train, ds.val, ds.test)] == [2, 2, 2]
+    assert (ds.in_dim, ds.num_classes, ds.info["source"]) == (7, 6, "dgl")
+    for g, y in ds.train:
+        check_basic_format(g, y)
+        assert y.tolist() == [2, 2, 5]
+
+    class Offline:
+        def __init__(self, *args, **kwargs):
+            raise ConnectionError("no route to host")
+
+    monkeypatch.setattr(dgl.data, "PATTERNDataset", Offline)
+    with pytest.raises(DataError, match="could not download.*needs internet.*generate"):
+        load_sbm_dataset("SBM_PATTERN", tmp_path, source="dgl", progress=False)
