@@ -150,7 +150,9 @@ def _normalise(cfg: dict[str, Any]) -> None:
             raise ConfigError(f"net_params.{key}: must be at least 1, got {net[key]}")
     params = cfg["params"]
     if params["scheduler"] not in (None, "plateau", "none"):
-        raise ConfigError(f"params.scheduler: expected plateau or none, got {params['scheduler']!r}")
+        raise ConfigError(
+            f"params.scheduler: expected plateau or none, got {params['scheduler']!r}"
+        )
     for key in ("epochs", "batch_size", "runs"):
         if params[key] < 1:
             raise ConfigError(f"params.{key}: must be at least 1, got {params[key]}")

@@ -27,8 +27,7 @@ def dgl_has_cuda() -> bool:
 def select_device(use_gpu: bool, gpu_id: int) -> torch.device:
     """``cuda:<gpu_id>`` when requested and available, else CPU (with one log line).
 
-    Raises :class:`DeviceError` when a GPU exists but DGL is a CPU-only build, or when
-    ``gpu_id`` does not name an existing GPU.
+    Raises :class:`DeviceError` when a GPU exists but DGL is a CPU-only build.
     """
     if not use_gpu:
         return torch.device("cpu")
@@ -36,9 +35,10 @@ def select_device(use_gpu: bool, gpu_id: int) -> torch.device:
         log.warning("CUDA requested (gpu.use=true) but no GPU is available: running on CPU")
         return torch.device("cpu")
     if not 0 <= gpu_id < torch.cuda.device_count():
-        raise DeviceError(
-            f"--gpu_id {gpu_id} does not exist: this machine has {torch.cuda.device_count()} GPU(s)"
-        )
+        # The authors' ZINC config names GPU 1; run it unchanged on a one-GPU machine.
+        log.warning("GPU %d does not exist (%d visible): using GPU 0", gpu_id,
+                    torch.cuda.device_count())
+        gpu_id = 0
     torch.cuda.set_device(gpu_id)
     if not dgl_has_cuda():
         raise DeviceError(

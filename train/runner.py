@@ -239,7 +239,7 @@ def train_run(task: Task, cfg: dict[str, Any], io: NetIO, loop, seed: int, index
         if val is None or task.is_better(val[1][task.primary], best_value):
             best_value = val[1][task.primary] if val else None
             best_epoch, best_state = epoch, copy.deepcopy(model.state_dict())
-            _save_checkpoint(ckpt_path, model, cfg, io, seed, epoch)
+            _save_checkpoint(ckpt_path, model, cfg, io, seed, index, epoch)
         desc = {"loss": f"{train_loss:.4f}", "lr": f"{lr:.1e}"}
         if val:
             desc[f"val_{task.primary}"] = f"{val[1][task.primary]:.4f}"
@@ -281,10 +281,10 @@ def _log_epoch(epoch: int, train_loss: float, val, test, lr: float, seconds: flo
 
 
 def _save_checkpoint(path: Path, model: torch.nn.Module, cfg: dict[str, Any], io: NetIO,
-                     seed: int, epoch: int) -> None:
+                     seed: int, run: int, epoch: int) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     torch.save({"state_dict": model.state_dict(), "config": cfg, "io": io.__dict__,
-                "seed": seed, "epoch": epoch}, tmp)
+                "seed": seed, "run": run, "epoch": epoch}, tmp)
     tmp.replace(path)
 
 

@@ -1,0 +1,192 @@
+"""ZINC molecular graphs (the 12k subset used by benchmarking-gnns) as a :class:`GraphDataset`.
+
+Two sources:
+
+* ``source="raw"`` reads the benchmarking-gnns raw molecule format: per split a pickled list of
+  dicts ``{num_atom, atom_type int8 [N], bond_type int8 [N, N] (0 = no bond),
+  logP_SA_cycle_normalized float32 [1]}`` stored as ``train.pickle``, ``val.pickle``,
+  ``test.pickle``. Unpickling needs torch (the entries are torch tensors). If a ``<split>.index``
+  file sits next to a pickle that holds more molecules than it lists (the full-ZINC pickles of the
+  ``molecules.zip`` release), the listed subset is taken, as benchmarking-gnns did.
+* ``source="dgl"`` uses ``dgl.data.ZINCDataset`` (downloads ZINC12k.zip from data.dgl.ai).
+
+Graphs: ``g.ndata['feat']`` = atom type (int64, vocabulary 28), one directed edge per nonzero
+entry of ``bond_type`` in row-major order (the matrix is symmetric, so every bond appears in both
+directions, as the benchmark stored it), ``g.edata['feat']`` = bond type (int64, 1..3; vocabulary
+4 with 0 = none). Targets are float32 tensors of shape ``(1,)``.
+
+Run ``python -m data.molecules --data_dir DIR`` to print per-split statistics.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import logging
+import os
+import pickle
+import time
+from pathlib import Path
+
+import dgl
+import torch
+
+from data.common import DataError, GraphDataset, GraphSplit
+
+log = logging.getLogger(__name__)
+
+NUM_ATOM_TYPES = 28
+NUM_BOND_TYPES = 4
+SPLITS = ("train", "val", "test")
+MOLECULES_URL = "https://www.dropbox.com/s/feo9qle74kg48gy/molecules.zip?dl=1"
+_HOW_TO_GET = (
+    "Get the data with `--data_source dgl` (dgl.data.ZINCDataset, downloads ZINC12k from "
+    "data.dgl.ai), or download the benchmarking-gnns molecules release "
+    f"({MOLECULES_URL}; with its train/val/test.index subset files) and unpack it into that folder."
+)
+
+
+def molecule_to_graph(mol: dict) -> tuple[dgl.DGLGraph, torch.Tensor]:
+    """One raw molecule dict to ``(graph, target)``; vectorised over atoms and bonds."""
+    atoms = torch.as_tensor(mol["atom_type"]).reshape(-1).long()
+    bonds = torch.as_tensor(mol["bond_type"])
+    n = atoms.numel()
+    if bonds.shape != (n, n):
+        raise DataError(f"bond_type has shape {tuple(bonds.shape)} for {n} atoms")
+    # nonzero() scans row-major, giving the same edge order as the benchmark's edge list.
+    src, dst = bonds.nonzero(as_tuple=True)
+    g = dgl.graph((src, dst), num_nodes=n)
+    g.ndata["feat"] = atoms
+    g.edata["feat"] = bonds[src, dst].long()
+    target = torch.as_tensor(mol["logP_SA_cycle_normalized"], dtype=torch.float32).reshape(1)
+    return g, target
+
+
+def _read_index(path: Path) -> list[int]:
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    return [int(i) for i in rows[0]] if rows else []
+
+
+def _load_raw_split(folder: Path, split: str, max_graphs: int | None) -> GraphSplit | None:
+    path = folder / f"{split}.pickle"
+    if not path.is_file():
+        log.warning("ZINC: %s is missing; the %s split is skipped", path, split)
+        return None
+    try:
+        with open(path, "rb") as f:
+            molecules = pickle.load(f)
+    except Exception as exc:  # a truncated/foreign file: say which one
+        raise DataError(f"cannot unpickle {path}: {exc}") from exc
+    index_path = folder / f"{split}.index"
+    if index_path.is_file():
+        index = _read_index(index_path)
+        if len(molecules) > len(index):
+            # Full-ZINC pickles plus the benchmark's subset indices: take the 12k subset.
+            log.info("ZINC: selecting %d of %d %s molecules via %s",
+                     len(index), len(molecules), split, index_path)
+            molecules = [molecules[i] for i in index]
+    if max_graphs is not None:
+        molecules = molecules[:max_graphs]
+    graphs, labels = [], []
+    for i, mol in enumerate(molecules):
+        try:
+            g, y = molecule_to_graph(mol)
+        except (KeyError, TypeError, DataError) as exc:
+            raise DataError(f"{path}: molecule {i} is malformed ({exc})") from exc
+        graphs.append(g)
+        labels.append(y)
+    return GraphSplit(graphs, labels)
+
+
+def _load_dgl_split(data_dir: Path, split: str, max_graphs: int | None) -> GraphSplit:
+    mode = {"train": "train", "val": "valid", "test": "test"}[split]
+    try:
+        ds = dgl.data.ZINCDataset(mode=mode, raw_dir=str(data_dir))
+    except Exception as exc:  # network errors come in many types
+        raise DataError(
+            f"dgl.data.ZINCDataset(mode={mode!r}, raw_dir={str(data_dir)!r}) failed: {exc}. "
+            "It downloads ZINC12k.zip from data.dgl.ai, which needs internet; offline, use "
+            "`--data_source raw` with the benchmarking-gnns pickles."
+        ) from exc
+    n = len(ds) if max_graphs is None else min(max_graphs, len(ds))
+    graphs, labels = [], []
+    for i in range(n):
+        g, y = ds[i]
+        # DGL already stores 'feat' on nodes/edges; make the dtypes match the raw path.
+        g.ndata["feat"] = g.ndata["feat"].long().reshape(-1)
+        g.edata["feat"] = g.edata["feat"].long().reshape(-1)
+        graphs.append(g)
+        labels.append(torch.as_tensor(y, dtype=torch.float32).reshape(1))
+    return GraphSplit(graphs, labels)
+
+
+def zinc_statistics(ds: GraphDataset) -> dict:
+    """Per split: graphs, mean nodes, mean directed edges, target mean and std."""
+    out = {}
+    for name, split in ds.splits().items():
+        if split is None:
+            continue
+        stats = split.stats()
+        y = torch.cat([t.reshape(-1) for t in split.labels]) if len(split) else torch.zeros(0)
+        stats["target_mean"] = float(y.mean()) if y.numel() else 0.0
+        stats["target_std"] = float(y.std()) if y.numel() > 1 else 0.0
+        out[name] = stats
+    return out
+
+
+def load_zinc(
+    data_dir: str | os.PathLike, max_graphs: int | None = None, source: str = "raw"
+) -> GraphDataset:
+    """Load ZINC (12k subset) from raw benchmarking-gnns pickles or from DGL's built-in dataset.
+
+    ``max_graphs`` converts only the first N molecules of every split. A missing val/test pickle
+    is logged and returned as None; a missing train pickle or folder raises :class:`DataError`.
+    """
+    folder = Path(data_dir).expanduser()
+    t0 = time.perf_counter()
+    if source == "raw":
+        expected = ", ".join(f"{s}.pickle" for s in SPLITS)
+        if not folder.is_dir():
+            raise DataError(f"ZINC data folder {folder} does not exist (expected {expected}). "
+                            + _HOW_TO_GET)
+        if not (folder / "train.pickle").is_file():
+            raise DataError(f"ZINC: {folder / 'train.pickle'} is missing (expected {expected} "
+                            f"in {folder}). " + _HOW_TO_GET)
+        splits = {s: _load_raw_split(folder, s, max_graphs) for s in SPLITS}
+    elif source == "dgl":
+        splits = {s: _load_dgl_split(folder, s, max_graphs) for s in SPLITS}
+    else:
+        raise ValueError(f"unknown ZINC source {source!r}; use 'raw' or 'dgl'")
+    ds = GraphDataset(
+        name="ZINC",
+        train=splits["train"],
+        val=splits["val"],
+        test=splits["test"],
+        in_dim=NUM_ATOM_TYPES,
+        num_classes=1,
+        num_edge_types=NUM_BOND_TYPES,
+    )
+    ds.info = {"source": source, "data_dir": str(folder), "max_graphs": max_graphs,
+               "load_time_s": time.perf_counter() - t0, "splits": zinc_statistics(ds)}
+    return ds
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Load ZINC and print split statistics")
+    parser.add_argument("--data_dir", required=True)
+    parser.add_argument("--data_source", default="raw", choices=["raw", "dgl"])
+    parser.add_argument("--max_graphs", type=int, default=None)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
+    ds = load_zinc(args.data_dir, max_graphs=args.max_graphs, source=args.data_source)
+    print(f"ZINC from {args.data_dir} ({args.data_source}), loaded in "
+          f"{ds.info['load_time_s']:.1f}s")
+    for split, s in ds.info["splits"].items():
+        print(f"  {split:5s} graphs={s['graphs']:6d} mean_nodes={s['mean_nodes']:.2f} "
+              f"mean_edges={s['mean_edges']:.2f} target_mean={s['target_mean']:+.3f} "
+              f"target_std={s['target_std']:.3f}")
+
+
+if __name__ == "__main__":
+    main()

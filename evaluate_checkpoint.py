@@ -1,0 +1,75 @@
+"""Evaluate a saved checkpoint on train/val/test, for any task (SBM, ZINC, superpixels, node).
+
+    python evaluate_checkpoint.py out/.../checkpoints/run0_seed4565_best.pt [--data_dir DIR]
+
+The checkpoint carries its resolved config, so the same data and net are rebuilt; data options
+(--data_dir, --data_source, --max_graphs, --cache_dir) can point at another copy of the data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+
+import torch
+
+from data.common import DataError
+from nets.gnn_net import NetIO
+from nets.registry import build_net
+from train.config import ConfigError
+from train.device import DeviceError, select_device
+from train.runner import load_data
+from train.tasks import task_for_dataset
+
+
+def evaluate_checkpoint(path: str, data_overrides: dict, use_gpu: bool = False) -> dict:
+    """Metrics of the checkpoint's weights on every available split."""
+    ckpt = torch.load(path, map_location="cpu")
+    cfg = ckpt["config"]
+    cfg["data"].update({k: v for k, v in data_overrides.items() if v is not None})
+    task = task_for_dataset(cfg["dataset"])
+    device = select_device(use_gpu, cfg["gpu"]["id"])
+    _, io, make_loop = load_data(task, cfg)
+    if io.__dict__ != ckpt["io"]:
+        saved = NetIO(**ckpt["io"])
+        raise DataError(f"the data does not match the checkpoint: {io} vs {saved}")
+    model = build_net(cfg["model"], io, cfg["net_params"]).to(device)
+    model.load_state_dict(ckpt["state_dict"])
+    loop = make_loop(ckpt.get("run", 0), ckpt["seed"], device)
+    results = {}
+    for split in ("train", "val", "test"):
+        out = loop.evaluate(model, split)
+        results[split] = None if out is None else {"loss": out[0], **out[1]}
+    return {"model": cfg["model"], "dataset": cfg["dataset"], "epoch": ckpt["epoch"],
+            "seed": ckpt["seed"], "metrics": results}
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("checkpoint")
+    parser.add_argument("--data_dir")
+    parser.add_argument("--data_source")
+    parser.add_argument("--cache_dir")
+    parser.add_argument("--max_graphs", type=int)
+    parser.add_argument("--use_gpu", action="store_true")
+    args = parser.parse_args(argv)
+    overrides = {"data_dir": args.data_dir, "data_source": args.data_source,
+                 "cache_dir": args.cache_dir, "max_graphs": args.max_graphs}
+    try:
+        result = evaluate_checkpoint(args.checkpoint, overrides, args.use_gpu)
+    except FileNotFoundError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except (ConfigError, DataError, DeviceError, ValueError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,135 @@
+"""ZINC loader: raw-format pickles written here, plus a check on the real validation split."""
+
+from __future__ import annotations
+
+import logging
+import pickle
+from pathlib import Path
+
+import pytest
+import torch
+
+from data.common import DataError, collate_graphs
+from data.molecules import load_zinc, zinc_statistics
+
+REAL_ZINC = Path(__file__).resolve().parents[2] / "shared" / "data" / "zinc"
+if not REAL_ZINC.is_dir():
+    REAL_ZINC = Path("/work/shared/data/zinc")
+
+
+def _molecule(gen: torch.Generator, n: int) -> dict:
+    """A random molecule in the benchmarking-gnns raw format (symmetric int8 bond matrix)."""
+    atoms = torch.randint(0, 28, (n,), generator=gen).to(torch.int8)
+    upper = torch.randint(0, 4, (n, n), generator=gen) * (torch.rand(n, n, generator=gen) < 0.3)
+    upper = torch.triu(upper, diagonal=1)
+    bonds = (upper + upper.T).to(torch.int8)
+    target = torch.randn(1, generator=gen).to(torch.float32)
+    return {"num_atom": n, "atom_type": atoms, "bond_type": bonds,
+            "logP_SA_cycle_normalized": target}
+
+
+def _write(folder: Path, split: str, molecules: list[dict]) -> None:
+    with open(folder / f"{split}.pickle", "wb") as f:
+        pickle.dump(molecules, f)
+
+
+@pytest.fixture()
+def zinc_dir(tmp_path: Path) -> tuple[Path, dict[str, list[dict]]]:
+    gen = torch.Generator().manual_seed(0)
+    data = {s: [_molecule(gen, n) for n in sizes]
+            for s, sizes in {"train": (5, 9, 1, 12), "val": (7, 3), "test": (4, 10, 6)}.items()}
+    for split, mols in data.items():
+        _write(tmp_path, split, mols)
+    return tmp_path, data
+
+
+def test_graphs_match_dense_bond_matrices(zinc_dir):
+    folder, data = zinc_dir
+    ds = load_zinc(folder)
+    assert (ds.name, ds.in_dim, ds.num_classes, ds.num_edge_types) == ("ZINC", 28, 1, 4)
+    for split_name, mols in data.items():
+        split = ds.splits()[split_name]
+        assert len(split) == len(mols)
+        for (g, y), mol in zip(split, mols, strict=True):
+            n = mol["num_atom"]
+            assert g.num_nodes() == n
+            assert g.ndata["feat"].dtype == torch.int64
+            assert torch.equal(g.ndata["feat"], mol["atom_type"].long())
+            # Independent reconstruction: scatter the edges back into a dense matrix.
+            src, dst = g.edges()
+            dense = torch.zeros(n, n, dtype=torch.int64)
+            dense[src, dst] = g.edata["feat"]
+            assert g.edata["feat"].dtype == torch.int64
+            assert torch.equal(dense, mol["bond_type"].long())
+            assert g.num_edges() == int((mol["bond_type"] != 0).sum())
+            assert bool((g.edata["feat"] > 0).all())
+            # both directions of each bond are present
+            assert g.num_edges() % 2 == 0
+            assert y.dtype == torch.float32 and y.shape == (1,)
+            assert torch.equal(y, mol["logP_SA_cycle_normalized"])
+
+
+def test_batching_and_statistics(zinc_dir):
+    folder, data = zinc_dir
+    ds = load_zinc(folder)
+    batch, targets, snorm_n, snorm_e = collate_graphs([ds.train[i] for i in range(4)])
+    assert targets.shape == (4,)
+    assert batch.num_nodes() == 5 + 9 + 1 + 12
+    stats = zinc_statistics(ds)
+    assert stats["val"]["graphs"] == 2
+    assert stats["val"]["mean_nodes"] == pytest.approx(5.0)
+    ys = torch.cat([m["logP_SA_cycle_normalized"] for m in data["test"]])
+    assert stats["test"]["target_mean"] == pytest.approx(float(ys.mean()), abs=1e-6)
+    assert ds.info["splits"]["train"]["graphs"] == 4
+
+
+def test_max_graphs(zinc_dir):
+    folder, data = zinc_dir
+    ds = load_zinc(folder, max_graphs=2)
+    assert [len(s) for s in ds.splits().values()] == [2, 2, 2]
+    assert torch.equal(ds.test[1][0].ndata["feat"], data["test"][1]["atom_type"].long())
+
+
+def test_missing_optional_split_warns(zinc_dir, caplog):
+    folder, _ = zinc_dir
+    (folder / "test.pickle").unlink()
+    (folder / "val.pickle").unlink()
+    with caplog.at_level(logging.WARNING, logger="data.molecules"):
+        ds = load_zinc(folder)
+    assert ds.val is None and ds.test is None and len(ds.train) == 4
+    messages = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(messages) == 2
+    assert any("test.pickle" in m and "skipped" in m for m in messages)
+
+
+def test_missing_train_or_folder_raises(tmp_path):
+    with pytest.raises(DataError, match="does not exist") as err:
+        load_zinc(tmp_path / "nowhere")
+    assert "train.pickle" in str(err.value) and "--data_source dgl" in str(err.value)
+    with pytest.raises(DataError, match="train.pickle"):
+        load_zinc(tmp_path)
+
+
+def test_index_file_selects_subset(zinc_dir):
+    folder, data = zinc_dir
+    (folder / "train.index").write_text("3,0\n")
+    ds = load_zinc(folder)
+    assert [g.num_nodes() for g in ds.train.graphs] == [12, 5]
+
+
+def test_unknown_source(zinc_dir):
+    with pytest.raises(ValueError):
+        load_zinc(zinc_dir[0], source="bogus")
+
+
+@pytest.mark.skipif(not (REAL_ZINC / "val.pickle").is_file(), reason="real ZINC data absent")
+def test_real_zinc_val(tmp_path):
+    # Only val is linked in, so the test does not pay for converting 10k training molecules.
+    (tmp_path / "train.pickle").symlink_to(REAL_ZINC / "val.pickle")
+    ds = load_zinc(tmp_path)
+    stats = zinc_statistics(ds)["train"]
+    assert stats["graphs"] == 1000
+    assert stats["mean_nodes"] == pytest.approx(23.08, abs=0.01)
+    assert stats["mean_edges"] == pytest.approx(49.69, abs=0.01)
+    assert max(int(g.ndata["feat"].max()) for g in ds.train.graphs) < 28
+    assert max(int(g.edata["feat"].max()) for g in ds.train.graphs) <= 3

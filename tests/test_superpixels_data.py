@@ -1,0 +1,285 @@
+"""Superpixel data: raw readers on files written here, the SLIC graph builder on real MNIST
+images, and the build-once cache."""
+
+from __future__ import annotations
+
+import gzip
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import data.superpixels as sp
+from data.common import DataError, collate_graphs
+
+REAL_MNIST = Path(__file__).resolve().parents[2] / "shared" / "data" / "mnist"
+if not REAL_MNIST.is_dir():
+    REAL_MNIST = Path("/work/shared/data/mnist")
+HAVE_MNIST = (REAL_MNIST / "t10k-images-idx3-ubyte.gz").is_file()
+
+
+def _idx_bytes(arr: np.ndarray) -> bytes:
+    """Serialise a uint8 array in the idx format: 0, 0, type 0x08, ndim, big-endian sizes."""
+    header = bytes([0, 0, 0x08, arr.ndim]) + np.array(arr.shape, dtype=">u4").tobytes()
+    return header + arr.astype(np.uint8).tobytes()
+
+
+def _write_idx(path: Path, arr: np.ndarray) -> None:
+    raw = _idx_bytes(arr)
+    path.write_bytes(gzip.compress(raw) if path.suffix == ".gz" else raw)
+
+
+def _digit_images(n: int, seed: int = 0) -> np.ndarray:
+    """Crude 'digits': a bright bar and a ring on black, at random places (28x28 uint8)."""
+    rng = np.random.default_rng(seed)
+    yy, xx = np.mgrid[:28, :28]
+    imgs = np.zeros((n, 28, 28), dtype=np.uint8)
+    for img in imgs:
+        r0, c0 = rng.integers(4, 12, size=2)
+        img[r0:r0 + 14, c0:c0 + 4] = 255
+        cy, cx = rng.integers(9, 19, size=2)
+        ring = np.abs(np.hypot(yy - cy, xx - cx) - 6) < 1.5
+        img[ring] = rng.integers(150, 256)
+    return imgs
+
+
+def _write_mnist(folder: Path, n_train: int, n_test: int, gz: bool) -> dict[str, np.ndarray]:
+    suffix = ".gz" if gz else ""
+    arrays = {
+        "train-images-idx3-ubyte": _digit_images(n_train, 1),
+        "train-labels-idx1-ubyte": np.arange(n_train) % 10,
+        "t10k-images-idx3-ubyte": _digit_images(n_test, 2),
+        "t10k-labels-idx1-ubyte": (np.arange(n_test) * 3) % 10,
+    }
+    for stem, arr in arrays.items():
+        _write_idx(folder / f"{stem}{suffix}", arr)
+    return arrays
+
+
+# --------------------------------------------------------------------------- readers
+
+
+@pytest.mark.parametrize("gz", [True, False])
+def test_read_idx(tmp_path, gz):
+    imgs = np.random.default_rng(0).integers(0, 256, (3, 28, 28)).astype(np.uint8)
+    labels = np.array([7, 0, 9], dtype=np.uint8)
+    suffix = ".gz" if gz else ""
+    _write_idx(tmp_path / f"img{suffix}", imgs)
+    _write_idx(tmp_path / f"lab{suffix}", labels)
+    # the magic numbers are the canonical ones: 0x00000803 images, 0x00000801 labels
+    raw = (tmp_path / f"img{suffix}").read_bytes()
+    assert (gzip.decompress(raw) if gz else raw)[:4] == bytes.fromhex("00000803")
+    assert np.array_equal(sp.read_idx(tmp_path / f"img{suffix}"), imgs)
+    assert np.array_equal(sp.read_idx(tmp_path / f"lab{suffix}"), labels)
+
+
+def test_read_idx_rejects_bad_files(tmp_path):
+    (tmp_path / "bad").write_bytes(b"\x01\x02\x08\x01" + b"\x00" * 8)
+    with pytest.raises(DataError, match="magic"):
+        sp.read_idx(tmp_path / "bad")
+    truncated = _idx_bytes(np.zeros((2, 4, 4), dtype=np.uint8))[:-3]
+    (tmp_path / "short").write_bytes(truncated)
+    with pytest.raises(DataError, match="header says"):
+        sp.read_idx(tmp_path / "short")
+
+
+def test_read_mnist_mixed_compression_and_missing(tmp_path):
+    arrays = _write_mnist(tmp_path, 4, 2, gz=True)
+    # an uncompressed copy of one file is found as well
+    (tmp_path / "t10k-labels-idx1-ubyte.gz").unlink()
+    _write_idx(tmp_path / "t10k-labels-idx1-ubyte", arrays["t10k-labels-idx1-ubyte"])
+    tx, ty, vx, vy = sp.read_mnist(tmp_path)
+    assert tx.shape == (4, 28, 28) and tx.dtype == np.uint8
+    assert np.array_equal(tx, arrays["train-images-idx3-ubyte"])
+    assert ty.dtype == np.int64 and list(ty) == [0, 1, 2, 3]
+    assert list(vy) == [0, 3]
+    (tmp_path / "train-labels-idx1-ubyte.gz").unlink()
+    with pytest.raises(DataError) as err:
+        sp.read_mnist(tmp_path)
+    msg = str(err.value)
+    assert "train-labels-idx1-ubyte" in msg and "mnist" in msg.lower() and "dgl" in msg
+
+
+def _write_cifar(folder: Path, per_batch: int) -> tuple[np.ndarray, np.ndarray]:
+    """A tiny cifar-10-batches-py folder; returns all images (HWC) and labels, train then test."""
+    rng = np.random.default_rng(0)
+    batch_dir = folder / "cifar-10-batches-py"
+    batch_dir.mkdir(parents=True)
+    images, labels = [], []
+    for name in [*(f"data_batch_{i}" for i in range(1, 6)), "test_batch"]:
+        hwc = rng.integers(0, 256, (per_batch, 32, 32, 3)).astype(np.uint8)
+        y = list(rng.integers(0, 10, per_batch))
+        # the python batches store each image channel-major: 1024 R, 1024 G, 1024 B values
+        rows = hwc.transpose(0, 3, 1, 2).reshape(per_batch, 3072)
+        with open(batch_dir / name, "wb") as f:
+            pickle.dump({b"data": rows, b"labels": y, b"batch_label": name.encode()}, f)
+        images.append(hwc)
+        labels.append(np.array(y))
+    return np.concatenate(images), np.concatenate(labels)
+
+
+def test_read_cifar10(tmp_path):
+    images, labels = _write_cifar(tmp_path, per_batch=2)
+    for where in (tmp_path, tmp_path / "cifar-10-batches-py"):
+        tx, ty, vx, vy = sp.read_cifar10(where)
+        assert tx.shape == (10, 32, 32, 3) and vx.shape == (2, 32, 32, 3)
+        assert np.array_equal(tx, images[:10]) and np.array_equal(vx, images[10:])
+        assert np.array_equal(ty, labels[:10]) and ty.dtype == np.int64
+    (tmp_path / "cifar-10-batches-py" / "test_batch").unlink()
+    with pytest.raises(DataError, match="cifar-10-python.tar.gz"):
+        sp.read_cifar10(tmp_path)
+
+
+def test_unknown_name():
+    with pytest.raises(ValueError, match="MNIST, CIFAR10"):
+        sp.load_superpixels("SVHN", "/nonexistent")
+
+
+# --------------------------------------------------------------------------- graph builder
+
+
+def _check_graph(feat, src, dst, w, n_channels):
+    n = len(feat)
+    assert feat.dtype == np.float32 and feat.shape == (n, n_channels + 2)
+    assert feat.min() >= 0.0 and feat.max() <= 1.0
+    assert not np.any(src == dst), "self-loop"
+    out_deg = np.bincount(src, minlength=n)
+    assert np.all(out_deg == min(8, n - 1))
+    assert len(set(zip(src.tolist(), dst.tolist(), strict=True))) == len(src), "duplicate edge"
+    assert w.dtype == np.float32 and np.all(w > 0) and np.all(w <= 1)
+
+
+@pytest.mark.skipif(not HAVE_MNIST, reason="real MNIST raw files absent")
+def test_builder_on_real_mnist():
+    images = sp.read_idx(REAL_MNIST / "t10k-images-idx3-ubyte.gz")[:12]
+    params = sp.PARAMS["MNIST"]
+    for img in images:
+        feat, src, dst, w = sp.superpixel_graph(img, params)
+        n = len(feat)
+        assert 40 <= n <= 75, n  # the paper's MNIST range
+        _check_graph(feat, src, dst, w, 1)
+        # the neighbours of each node are its nearest superpixel centres
+        centre = feat[:, 1:]
+        d = np.linalg.norm(centre[:, None] - centre[None], axis=-1)
+        np.fill_diagonal(d, np.inf)
+        kth = np.sort(d, axis=1)[:, 7]
+        assert np.all(d[src, dst] <= kth[src] + 1e-6)  # features are float32
+        # mean intensity of the superpixels, weighted by size, is roughly the image mean
+        assert feat[:, 0].max() > 0.5
+
+
+def test_builder_small_graphs_and_colour():
+    params = sp.SuperpixelParams(n_segments=5, compactness=10.0, query_extra=0)
+    img = np.zeros((32, 32, 3), dtype=np.uint8)
+    img[:16, :, 0] = 255
+    img[16:, :, 2] = 200
+    feat, src, dst, w = sp.superpixel_graph(img, params)
+    assert 1 < len(feat) <= 5
+    _check_graph(feat, src, dst, w, 3)
+    one = sp.SuperpixelParams(n_segments=1, compactness=10.0, query_extra=0)
+    feat, src, dst, w = sp.superpixel_graph(img, one)
+    assert len(feat) == 1 and len(src) == 0 and len(w) == 0
+
+
+# --------------------------------------------------------------------------- loader + cache
+
+
+@pytest.fixture()
+def mnist_dir(tmp_path) -> Path:
+    folder = tmp_path / "mnist"
+    folder.mkdir()
+    _write_mnist(folder, sp.NUM_VAL + 3, 3, gz=False)
+    return folder
+
+
+def test_build_then_cache(mnist_dir, tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    before = sorted(p.name for p in mnist_dir.iterdir())
+    ds = sp.load_superpixels("MNIST", mnist_dir, cache_dir=cache, max_graphs=2, workers=1,
+                             progress=False)
+    assert sorted(p.name for p in mnist_dir.iterdir()) == before  # data_dir untouched
+    assert (ds.name, ds.in_dim, ds.num_classes) == ("MNIST", 3, 10)
+    assert [len(s) for s in ds.splits().values()] == [2, 2, 2]
+    # val = first training images, train = from index 5000 on
+    assert [int(y) for _, y in ds.val] == [0, 1]
+    assert [int(y) for _, y in ds.train] == [sp.NUM_VAL % 10, (sp.NUM_VAL + 1) % 10]
+    assert [int(y) for _, y in ds.test] == [0, 3]
+    g, y = ds.train[0]
+    assert y.dtype == torch.int64 and y.shape == (1,)
+    assert g.ndata["feat"].dtype == torch.float32 and g.ndata["feat"].shape[1] == 3
+    assert g.edata["feat"].dtype == torch.float32 and g.edata["feat"].shape == (g.num_edges(), 1)
+    assert ds.info["from_cache"] is False and ds.info["build_time_s"] > 0
+    stats = ds.info["splits"]["test"]
+    assert stats["graphs"] == 2 and stats["min_nodes"] <= stats["mean_nodes"] <= stats["max_nodes"]
+    files = sorted(p.name for p in cache.iterdir())
+    assert any("sp75_c0.25" in f and f.endswith("first2.json") for f in files)
+    assert not any(".tmp" in f for f in files)
+
+    def boom(*args, **kwargs):
+        raise AssertionError("the cache should have been used")
+
+    monkeypatch.setattr(sp, "build_split", boom)
+    again = sp.load_superpixels("MNIST", tmp_path / "gone", cache_dir=cache, max_graphs=2,
+                                progress=False)
+    assert again.info["from_cache"] is True
+    for a, b in zip(ds.splits().values(), again.splits().values(), strict=True):
+        for (ga, ya), (gb, yb) in zip(a, b, strict=True):
+            assert torch.equal(ya, yb)
+            assert torch.equal(ga.ndata["feat"], gb.ndata["feat"])
+            assert torch.equal(ga.edata["feat"], gb.edata["feat"])
+            assert all(torch.equal(x, z) for x, z in zip(ga.edges(), gb.edges(), strict=True))
+    batch, targets, snorm_n, snorm_e = collate_graphs(list(again.train))
+    assert targets.shape == (2,) and snorm_e.shape == (batch.num_edges(), 1)
+
+    # a changed build parameter must not reuse the cache
+    monkeypatch.setitem(sp.PARAMS, "MNIST", sp.SuperpixelParams(60, 0.25, 20))
+    with pytest.raises(AssertionError, match="cache should"):
+        sp.load_superpixels("MNIST", mnist_dir, cache_dir=cache, max_graphs=2, progress=False)
+
+
+def test_full_cache_serves_subsets(tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    # a genuinely full build of a small folder: with 2 validation images, 5 training images
+    # give 3 train / 2 val graphs (built in two worker processes)
+    monkeypatch.setattr(sp, "NUM_VAL", 2)
+    small = tmp_path / "small"
+    small.mkdir()
+    _write_mnist(small, 5, 3, gz=True)
+    full = sp.load_superpixels("MNIST", small, cache_dir=cache, workers=2, progress=False)
+    assert [len(s) for s in full.splits().values()] == [3, 2, 3]
+    monkeypatch.setattr(sp, "build_split", lambda *a, **k: pytest.fail("rebuilt"))
+    sub = sp.load_superpixels("MNIST", small, cache_dir=cache, max_graphs=1, progress=False)
+    assert [len(s) for s in sub.splits().values()] == [1, 1, 1]
+    assert torch.equal(sub.train[0][0].ndata["feat"], full.train[0][0].ndata["feat"])
+
+
+def test_empty_split_is_cached(tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    _write_cifar(tmp_path / "cifar", per_batch=1)
+    ds = sp.load_superpixels("CIFAR10", tmp_path / "cifar", cache_dir=cache, workers=1,
+                             progress=False)
+    # 5 training images < 5000: all of them are validation, train is empty
+    assert [len(s) for s in ds.splits().values()] == [0, 5, 1]
+    assert ds.in_dim == 5 and ds.val[0][0].ndata["feat"].shape[1] == 5
+    monkeypatch.setattr(sp, "build_split", lambda *a, **k: pytest.fail("rebuilt"))
+    again = sp.load_superpixels("CIFAR10", tmp_path / "cifar", cache_dir=cache, progress=False)
+    assert [len(s) for s in again.splits().values()] == [0, 5, 1]
+
+
+@pytest.mark.skipif(not HAVE_MNIST, reason="real MNIST raw files absent")
+def test_read_only_real_data_dir(tmp_path):
+    ds = sp.load_superpixels("MNIST", REAL_MNIST, cache_dir=tmp_path / "c", max_graphs=3,
+                             workers=1, progress=False)
+    assert [len(s) for s in ds.splits().values()] == [3, 3, 3]
+    for split in ds.splits().values():
+        for g, _ in split:
+            assert 40 <= g.num_nodes() <= 75
+
+
+def test_missing_raw_data(tmp_path):
+    with pytest.raises(DataError, match="t10k-images-idx3-ubyte"):
+        sp.load_superpixels("MNIST", tmp_path, cache_dir=tmp_path / "c", progress=False)
+    with pytest.raises(DataError, match="cifar-10-batches-py"):
+        sp.load_superpixels("CIFAR10", tmp_path, cache_dir=tmp_path / "c", progress=False)
