@@ -1,8 +1,9 @@
 """Epoch loops: mini-batches of graphs (SBM, ZINC, superpixels) and one graph full-batch.
 
-Both expose the same two calls to the runner — ``train_epoch(model, optimizer)`` returning the
-mean training loss, and ``evaluate(model, split)`` returning ``(loss, metrics)`` or ``None`` for a
-split the data does not have — so the rest of training is written once.
+Both expose the same calls to the runner — ``train_epoch(model, optimizer)`` returning the mean
+training loss, ``evaluate(model, split)`` returning ``(loss, metrics)`` or ``None`` for a split
+the data does not have, and ``evaluate_splits`` for several splits at once — so the rest of
+training is written once.
 """
 
 from __future__ import annotations
@@ -70,6 +71,9 @@ class GraphBatches:
         scores, labels = torch.cat(all_scores), torch.cat(all_labels)
         return sum(losses) / len(losses), _metrics(self.task, scores, labels)
 
+    def evaluate_splits(self, model: nn.Module, splits: list[str]) -> dict:
+        return {split: self.evaluate(model, split) for split in splits}
+
 
 class FullGraph:
     """Full-batch training on one graph with index splits (single-graph node classification)."""
@@ -92,12 +96,20 @@ class FullGraph:
         optimizer.step()
         return float(loss)
 
-    @torch.no_grad()
     def evaluate(self, model: nn.Module, split: str) -> tuple[float, dict[str, float]] | None:
-        if split not in self.splits:
-            return None
+        return self.evaluate_splits(model, [split])[split]
+
+    @torch.no_grad()
+    def evaluate_splits(self, model: nn.Module, splits: list[str]) -> dict:
+        """One forward pass scores every split (they are node sets of the same graph)."""
         model.eval()
-        idx = self.splits[split]
-        scores = model(self.graph, self.features)[idx]
-        labels = self.labels[idx]
-        return float(self.task.loss(scores, labels)), _metrics(self.task, scores, labels)
+        scores = model(self.graph, self.features)
+        results = {}
+        for split in splits:
+            if split not in self.splits:
+                results[split] = None
+                continue
+            idx = self.splits[split]
+            s, y = scores[idx], self.labels[idx]
+            results[split] = (float(self.task.loss(s, y)), _metrics(self.task, s, y))
+        return results

@@ -222,8 +222,8 @@ def train_run(task: Task, cfg: dict[str, Any], io: NetIO, loop, seed: int, index
     for epoch in bar:
         t0 = time.perf_counter()
         train_loss = loop.train_epoch(model, optimizer)
-        val = loop.evaluate(model, "val")
-        test = loop.evaluate(model, "test")
+        evaluated = loop.evaluate_splits(model, ["val", "test"])
+        val, test = evaluated["val"], evaluated["test"]
         epoch_times.append(time.perf_counter() - t0)
         lr = optimizer.param_groups[0]["lr"]
         if scheduler is not None:
@@ -256,10 +256,8 @@ def train_run(task: Task, cfg: dict[str, Any], io: NetIO, loop, seed: int, index
     writer.close()
 
     model.load_state_dict(best_state)
-    final = {}
-    for split in ("train", "val", "test"):
-        result = loop.evaluate(model, split)
-        final[split] = result[1] if result else None
+    final = {split: result[1] if result else None
+             for split, result in loop.evaluate_splits(model, ["train", "val", "test"]).items()}
     run = {
         "seed": seed, "epochs": len(epoch_times), "best_epoch": best_epoch,
         "stop_reason": stop_reason, "s_per_epoch": float(np.mean(epoch_times)),
