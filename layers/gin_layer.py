@@ -1,0 +1,111 @@
+r"""GIN (Xu et al., ICLR 2019) with a learnable :math:`\epsilon`, as in benchmarking-gnns.
+
+.. math::
+    m_v = (1 + \epsilon)\, x_v + \sum_{u \to v} x_u, \qquad
+    h'_v = \mathrm{post}\Big(\mathrm{act}\big(\mathrm{BN}(\mathrm{MLP}(m_v))\big)\Big)
+
+(``neighbor_aggr_GIN`` may replace the sum by a mean or max; nodes without in-edges aggregate to
+0). ``MLP`` has ``n_mlp`` linear layers with BatchNorm + ReLU between them
+(``n_mlp = 2``: Linear–BN–ReLU–Linear); the outer BN + activation is the release's
+``ApplyNodeFunc`` and is always applied (the release's ``batch_norm`` flag only governs the BN in
+the post-processing). :math:`\epsilon` starts at 0; ``learn_eps=False`` keeps it fixed.
+Post-processing (graph norm → BN → activation → residual → dropout) is
+:class:`~layers.post_processing.PostProcess`.
+
+Parameters per layer: ``1`` (ε) + the MLP's linears + ``2·out`` per MLP BatchNorm
++ ``2·out`` (ApplyNodeFunc BN) + ``2·out`` (post-processing BN).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import dgl
+import torch
+from torch import nn
+
+from layers.post_processing import PostProcess
+
+AGGREGATORS = {"sum": dgl.ops.copy_u_sum, "mean": dgl.ops.copy_u_mean, "max": dgl.ops.copy_u_max}
+
+
+def gin_mlp(in_dim: int, out_dim: int, n_layers: int) -> nn.Sequential:
+    """``n_layers`` linear maps of width ``out_dim``, with BatchNorm + ReLU between them."""
+    if n_layers < 1:
+        raise ValueError(f"a GIN MLP needs at least one layer, got {n_layers}")
+    mods: list[nn.Module] = []
+    dims = [in_dim] + [out_dim] * n_layers
+    for i, (a, b) in enumerate(zip(dims[:-1], dims[1:])):
+        mods.append(nn.Linear(a, b))
+        if i < n_layers - 1:
+            mods += [nn.BatchNorm1d(b), nn.ReLU()]
+    return nn.Sequential(*mods)
+
+
+class GINLayer(nn.Module):
+    r"""One GIN layer (see the module docstring).
+
+    Args:
+        in_dim, out_dim: feature widths.
+        n_mlp: linear layers in the update MLP (the release's ``n_mlp_GIN``; its citation nets use
+            1 for the input and output layers).
+        activation: ``torch.relu``; ``None`` on an output layer (no activation anywhere).
+        dropout, graph_norm, batch_norm, residual: the shared post-processing.
+        learn_eps: learn :math:`\epsilon` (``learn_eps_GIN``).
+        aggregator: ``"sum"``, ``"mean"`` or ``"max"`` (``neighbor_aggr_GIN``).
+    """
+
+    def __init__(
+        self,
+        in_dim: int,
+        out_dim: int,
+        n_mlp: int = 2,
+        activation: Callable[[torch.Tensor], torch.Tensor] | None = torch.relu,
+        dropout: float = 0.0,
+        graph_norm: bool = True,
+        batch_norm: bool = True,
+        residual: bool = False,
+        learn_eps: bool = True,
+        aggregator: str = "sum",
+    ) -> None:
+        super().__init__()
+        if aggregator not in AGGREGATORS:
+            raise ValueError(f"unknown GIN aggregator {aggregator!r}; use {sorted(AGGREGATORS)}")
+        self.aggregator = aggregator
+        self.activation = activation
+        eps = torch.zeros(1)
+        if learn_eps:
+            self.eps = nn.Parameter(eps)
+        else:
+            self.register_buffer("eps", eps)
+        self.mlp = gin_mlp(in_dim, out_dim, n_mlp)
+        self.bn_apply = nn.BatchNorm1d(out_dim)
+        self.post = PostProcess(
+            in_dim, out_dim, activation, dropout, graph_norm, batch_norm, residual
+        )
+
+    def reset_parameters(self) -> None:
+        nn.init.zeros_(self.eps)
+        for mod in self.mlp:
+            if hasattr(mod, "reset_parameters"):
+                mod.reset_parameters()
+        self.bn_apply.reset_parameters()
+        self.post.reset_parameters()
+
+    def aggregate(self, g: dgl.DGLGraph, feat: torch.Tensor) -> torch.Tensor:
+        r""":math:`(1+\epsilon) x_v + \mathrm{AGG}_{u \to v} x_u`."""
+        neigh = AGGREGATORS[self.aggregator](g, feat)
+        if self.aggregator == "max":  # DGL fills nodes without in-edges with -inf; DGL 0.4 gave 0
+            neigh = torch.where(torch.isinf(neigh), torch.zeros_like(neigh), neigh)
+        return (1 + self.eps) * feat + neigh
+
+    def forward(
+        self, g: dgl.DGLGraph, feat: torch.Tensor, snorm_n: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """``feat`` (N, in_dim) → (N, out_dim)."""
+        if feat.is_sparse:  # the (1 + ε)·x + Σ x_u sum needs a dense tensor
+            feat = feat.to_dense()
+        h = self.bn_apply(self.mlp(self.aggregate(g, feat)))
+        if self.activation is not None:
+            h = self.activation(h)
+        return self.post(feat, h, snorm_n)

@@ -1,0 +1,356 @@
+"""The paper's baselines, registered under the release's model names for every task level.
+
+``MLP GCN GraphSage GAT MoNet GIN ChebNet SGC APGCN``, each buildable for batched node tasks
+(SBM), batched graph tasks (ZINC, superpixels) and single-graph node classification (PubMed,
+Squirrel, Arxiv-year, YelpChi), with the shapes of the authors' release (benchmarking-gnns nets
+plus their SGC/APGCN/ChebNet/MoNet nets):
+
+* GCN, GraphSage, ChebNet are plain layer stacks: registered with a layer factory and composed by
+  :class:`~nets.gnn_net.GNNNet` (single graph: in→h, L−1 × h→h, h→classes without activation).
+* GAT (widths ``hidden·heads``, one head on the last layer), MoNet (no activation on its last
+  layer, a linear encoder and an MLP head on single graphs too) and GIN on single graphs
+  (one-linear MLPs on its input/output layers) are layer stacks with other widths:
+  :class:`StackNet`.
+* MLP, GIN (sum of per-layer predictions), SGC ((L−1) linear layers then ``SGConv``) and APGCN
+  (linear layers then adaptive propagation, plus a loss term) have their own small nets.
+
+Self-loops (added by the runner when ``self_loop`` is true) are declared for GCN, GAT and SGC
+only, as in the release.
+
+Single-graph features may arrive as sparse COO tensors (PubMed, Squirrel): ``nn.Linear`` accepts
+them, :func:`feature_dropout` drops their stored values, and layers that need dense features
+densify them (PubMed: 19,717 × 500 floats, ≈ 40 MB).
+"""
+
+from __future__ import annotations
+
+import dgl
+import torch
+from dgl.nn.pytorch import SGConv
+from torch import nn
+from torch.nn import functional as F
+
+from layers.ap_layer import AdaptivePropagation
+from layers.cheb_layer import ChebLayer
+from layers.gat_layer import GATLayer
+from layers.gcn_layer import GCNLayer
+from layers.gin_layer import GINLayer
+from layers.gmm_layer import GMMLayer
+from layers.graphsage_layer import GraphSageLayer
+from layers.mlp_readout_layer import MLPReadout
+from nets.components import LayerStack, graph_readout, make_encoder
+from nets.gnn_net import NetIO
+from nets.registry import register
+
+
+def feature_dropout(drop: nn.Dropout, x: torch.Tensor) -> torch.Tensor:
+    """Dropout that also accepts sparse COO features (zeros stay zero: drop the stored values)."""
+    if not x.is_sparse:
+        return drop(x)
+    if not drop.training or drop.p == 0:
+        return x
+    x = x.coalesce()
+    return torch.sparse_coo_tensor(x.indices(), drop(x.values()), x.shape).coalesce()
+
+
+def _post_args(p: dict) -> dict:
+    return {"graph_norm": p["graph_norm"], "batch_norm": p["batch_norm"],
+            "residual": p["residual"]}
+
+
+# ------------------------------------------------------------------ layer-stack models (GNNNet)
+def gcn_layer(in_dim: int, out_dim: int, p: dict, output_layer: bool) -> GCNLayer:
+    # the release's citation GCN: output layer without activation and without dropout
+    return GCNLayer(in_dim, out_dim, activation=None if output_layer else torch.relu,
+                    dropout=0.0 if output_layer else p["dropout"], **_post_args(p))
+
+
+def graphsage_layer(in_dim: int, out_dim: int, p: dict, output_layer: bool) -> GraphSageLayer:
+    # dropout is SAGEConv's input dropout, kept on the output layer as in the release
+    return GraphSageLayer(in_dim, out_dim, activation=None if output_layer else torch.relu,
+                          dropout=p["dropout"], aggregator=p["sage_aggregator"], **_post_args(p))
+
+
+def cheb_layer(in_dim: int, out_dim: int, p: dict, output_layer: bool) -> ChebLayer:
+    return ChebLayer(in_dim, out_dim, activation=None if output_layer else torch.relu,
+                     dropout=0.0 if output_layer else p["dropout"], **_post_args(p))
+
+
+# ------------------------------------------------------------------ explicit layer stacks
+class StackNet(nn.Module):
+    """Optional encoder → input dropout → :class:`LayerStack` → (graph readout) → optional head.
+
+    The composition of :class:`~nets.gnn_net.GNNNet` for layer lists whose widths or activations
+    GNNNet's uniform ``[hidden] * L`` stack cannot express (GAT, MoNet, single-graph GIN).
+    """
+
+    def __init__(self, io: NetIO, layers: list[nn.Module], encoder: nn.Module | None = None,
+                 in_feat_dropout: float = 0.0, head: nn.Module | None = None,
+                 readout: str = "mean") -> None:
+        super().__init__()
+        self.io, self.readout = io, readout
+        self.encoder = encoder
+        self.in_feat_dropout = nn.Dropout(in_feat_dropout)
+        self.stack = LayerStack(layers)
+        self.head = head
+
+    def forward(self, g: dgl.DGLGraph, h: torch.Tensor, e: torch.Tensor | None = None,
+                snorm_n: torch.Tensor | None = None,
+                snorm_e: torch.Tensor | None = None) -> torch.Tensor:
+        if self.encoder is not None:
+            h = self.encoder(h)
+        h = self.stack(g, feature_dropout(self.in_feat_dropout, h), snorm_n)
+        if self.io.level == "graph":
+            h = graph_readout(g, h, self.readout)
+        return self.head(h) if self.head is not None else h
+
+
+def gat_net(io: NetIO, p: dict) -> StackNet:
+    """GAT: heads concatenated (width ``hidden·heads``); the last layer has one head."""
+    heads, hidden, n_layers = p["n_heads"], p["hidden_dim"], p["L"]
+    width = hidden * heads
+
+    def layer(a: int, b: int, n_heads: int, act) -> GATLayer:
+        return GATLayer(a, b, n_heads, act, p["dropout"], **_post_args(p))
+
+    if io.level == "single_graph":  # the release's citation GAT: ELU, output layer 1 head
+        layers = [layer(io.in_dim, hidden, heads, F.elu)]
+        layers += [layer(width, hidden, heads, F.elu) for _ in range(n_layers - 1)]
+        layers.append(layer(width, io.num_classes, 1, None))
+        return StackNet(io, layers)
+    # benchmarking-gnns GAT: no activation; L-1 multi-head layers and a one-head layer to out_dim
+    layers = [layer(width, hidden, heads, None) for _ in range(n_layers - 1)]
+    layers.append(layer(width, p["out_dim"], 1, None))
+    return StackNet(io, layers, make_encoder(io.input_kind, io.in_dim, width),
+                    p["in_feat_dropout"], MLPReadout(p["out_dim"], io.num_classes), p["readout"])
+
+
+def monet_net(io: NetIO, p: dict) -> StackNet:
+    """MoNet: encoder → L GMM layers (the last without activation) → MLP head, on every task.
+
+    On single graphs too the release used a linear encoder and an MLP head, and ``L`` counts all
+    GMM layers (its PubMed config, L = 2, is the paper's "1 hidden layer").
+    """
+    hidden, out_dim, n_layers = p["hidden_dim"], p["out_dim"], p["L"]
+
+    def layer(a: int, b: int, act) -> GMMLayer:
+        return GMMLayer(a, b, act, p["dropout"], **_post_args(p), dim=p["pseudo_dim_MoNet"],
+                        kernel=p["kernel"])
+
+    layers = [layer(hidden, hidden, torch.relu) for _ in range(n_layers - 1)]
+    layers.append(layer(hidden, out_dim, None))
+    # the release's MoNet applied no input dropout (every config has in_feat_dropout 0)
+    drop = 0.0 if io.level == "single_graph" else p["in_feat_dropout"]
+    kind = "linear" if io.level == "single_graph" else io.input_kind
+    return StackNet(io, layers, make_encoder(kind, io.in_dim, hidden), drop,
+                    MLPReadout(out_dim, io.num_classes), p["readout"])
+
+
+# ------------------------------------------------------------------ GIN
+class GINNet(nn.Module):
+    r"""GIN on batched graphs: the prediction sums one linear map per representation,
+
+    .. math::
+        \hat y = \sum_{l=0}^{L} W_l\, r(h^{(l)}) + b_l
+
+    with :math:`h^{(0)}` the embedding, :math:`h^{(l)}` the output of GIN layer :math:`l` and
+    :math:`r` the identity (node tasks) or the graph readout (graph tasks).
+    """
+
+    def __init__(self, io: NetIO, p: dict) -> None:
+        super().__init__()
+        self.io, self.readout = io, p["readout"]
+        hidden, n_layers = p["hidden_dim"], p["L"]
+        self.encoder = make_encoder(io.input_kind, io.in_dim, hidden)
+        self.in_feat_dropout = nn.Dropout(p["in_feat_dropout"])
+        self.stack = LayerStack([
+            GINLayer(hidden, hidden, p["n_mlp_GIN"], torch.relu, p["dropout"], **_post_args(p),
+                     learn_eps=p["learn_eps_GIN"], aggregator=p["neighbor_aggr_GIN"])
+            for _ in range(n_layers)
+        ])
+        self.predictions = nn.ModuleList(nn.Linear(hidden, io.num_classes)
+                                         for _ in range(n_layers + 1))
+
+    def forward(self, g: dgl.DGLGraph, h: torch.Tensor, e: torch.Tensor | None = None,
+                snorm_n: torch.Tensor | None = None,
+                snorm_e: torch.Tensor | None = None) -> torch.Tensor:
+        h = self.in_feat_dropout(self.encoder(h))
+        hidden = self.stack(g, h, snorm_n, return_all=True)
+        if self.io.level == "graph":
+            hidden = [graph_readout(g, x, self.readout) for x in hidden]
+        return sum(lin(x) for lin, x in zip(self.predictions, hidden))
+
+
+def gin_net(io: NetIO, p: dict) -> nn.Module:
+    """GIN: :class:`GINNet` on batched graphs; the release's citation stack on single graphs.
+
+    Single graph: GIN(in→h, one-linear MLP), L−1 × GIN(h→h, ``n_mlp_GIN`` linears),
+    GIN(h→classes, one linear, no activation, no dropout). The release's citation GIN also
+    allocated an unused ``Linear(in, h)`` and never ran its output layer (its forward stopped
+    after L layers); here the output layer runs and nothing unused is allocated.
+    """
+    if io.level != "single_graph":
+        return GINNet(io, p)
+    hidden, n_layers = p["hidden_dim"], p["L"]
+    gin = {"learn_eps": p["learn_eps_GIN"], "aggregator": p["neighbor_aggr_GIN"], **_post_args(p)}
+    layers = [GINLayer(io.in_dim, hidden, 1, torch.relu, p["dropout"], **gin)]
+    layers += [GINLayer(hidden, hidden, p["n_mlp_GIN"], torch.relu, p["dropout"], **gin)
+               for _ in range(n_layers - 1)]
+    layers.append(GINLayer(hidden, io.num_classes, 1, None, 0.0, **gin))
+    return StackNet(io, layers)
+
+
+# ------------------------------------------------------------------ MLP
+class MLPNet(nn.Module):
+    """Graph-agnostic baseline: L × [Linear, ReLU, Dropout] → (readout) → MLP head.
+
+    Integer features (SBM, ZINC) are embedded first and feed L hidden layers; float features
+    (superpixels, single graphs) feed the first ``Linear(in, h)`` directly, then L−1 hidden
+    layers. ``gated``: the release's MLP_GATED variant, ``h ⊙ σ(W_g h)`` and a sum readout.
+    """
+
+    def __init__(self, io: NetIO, p: dict) -> None:
+        super().__init__()
+        self.io, self.gated = io, p["gated"]
+        self.readout = "sum" if self.gated else p["readout"]
+        hidden, n_layers = p["hidden_dim"], p["L"]
+        embed = io.input_kind == "embedding" and io.level != "single_graph"
+        self.encoder = nn.Embedding(io.in_dim, hidden) if embed else None
+        dims = [hidden] * (n_layers + 1) if embed else [io.in_dim] + [hidden] * n_layers
+        self.in_feat_dropout = nn.Dropout(p["in_feat_dropout"])
+        mods: list[nn.Module] = []
+        for a, b in zip(dims[:-1], dims[1:]):
+            mods += [nn.Linear(a, b), nn.ReLU(), nn.Dropout(p["dropout"])]
+        self.feat_mlp = nn.Sequential(*mods)
+        self.gates = nn.Linear(hidden, hidden) if self.gated else None
+        self.head = MLPReadout(hidden, io.num_classes)
+
+    def forward(self, g: dgl.DGLGraph, h: torch.Tensor, e: torch.Tensor | None = None,
+                snorm_n: torch.Tensor | None = None,
+                snorm_e: torch.Tensor | None = None) -> torch.Tensor:
+        if self.encoder is not None:
+            h = self.encoder(h)
+        h = self.feat_mlp(feature_dropout(self.in_feat_dropout, h))
+        if self.gates is not None:
+            h = torch.sigmoid(self.gates(h)) * h
+        if self.io.level == "graph":
+            h = graph_readout(g, h, self.readout)
+        return self.head(h)
+
+
+# ------------------------------------------------------------------ SGC and APGCN
+class LinearChain(nn.Module):
+    """``Linear(dropout(x))``, ReLU between consecutive layers, none after the last.
+
+    The feature transform of the release's SGC and APGCN nets (``dims`` lists all widths).
+    """
+
+    def __init__(self, dims: list[int], dropout: float) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(dims[:-1], dims[1:]))
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        for i, layer in enumerate(self.layers):
+            h = layer(feature_dropout(self.dropout, h))
+            if i < len(self.layers) - 1:
+                h = torch.relu(h)
+        return h
+
+
+class SGCNet(nn.Module):
+    r"""SGC (Wu et al., ICML 2019) after the release's linear layers.
+
+    Batched graphs: encoder → input dropout → (L−1) × Linear(h, h) (:class:`LinearChain`) →
+    ``SGConv(h, h, k)`` (:math:`\tilde A^k x W + b`, in-degree normalisation on both sides,
+    self-loops from the runner) → (readout) → MLP head. Single graph: Linear(in, h) →
+    (L−1) × Linear(h, h) → ``SGConv(h, classes, k)``. ``k = sgc_k`` (2; the release's ZINC net
+    used 8). Input dropout is ``in_feat_dropout`` (the release's SBM net used ``dropout``; both
+    are 0 in its SBM configs).
+    """
+
+    def __init__(self, io: NetIO, p: dict) -> None:
+        super().__init__()
+        self.io, self.readout = io, p["readout"]
+        hidden, n_layers = p["hidden_dim"], p["L"]
+        single = io.level == "single_graph"
+        self.encoder = make_encoder("linear" if single else io.input_kind, io.in_dim, hidden)
+        self.in_feat_dropout = nn.Dropout(0.0 if single else p["in_feat_dropout"])
+        self.chain = LinearChain([hidden] * n_layers, p["dropout"])
+        out = io.num_classes if single else hidden
+        self.prop = SGConv(hidden, out, k=p["sgc_k"], bias=True, allow_zero_in_degree=True)
+        self.head = None if single else MLPReadout(hidden, io.num_classes)
+
+    def forward(self, g: dgl.DGLGraph, h: torch.Tensor, e: torch.Tensor | None = None,
+                snorm_n: torch.Tensor | None = None,
+                snorm_e: torch.Tensor | None = None) -> torch.Tensor:
+        h = self.chain(self.in_feat_dropout(self.encoder(h)))
+        h = self.prop(g, h)
+        if self.io.level == "graph":
+            h = graph_readout(g, h, self.readout)
+        return self.head(h) if self.head is not None else h
+
+
+class APGCNNet(nn.Module):
+    """APGCN: linear layers, then :class:`~layers.ap_layer.AdaptivePropagation`.
+
+    Batched graphs: encoder → input dropout → ``n`` × Linear(h, h) (:class:`LinearChain`;
+    ``n = apgcn_linear_layers``, default L−1 as in the release's SBM and superpixel nets; its
+    ZINC net used L) → propagation → (readout) → MLP head. Single graph (the release's citation
+    net): Linear(in, h), L−1 × Linear(h, h), Linear(h, classes), then the propagation of the
+    logits. :meth:`auxiliary_loss` returns ``prop_penalty · mean(steps + remainders)`` of the
+    last forward pass; the training loop adds it to the task loss. (The release's SBM net used
+    ``dropout`` for the input dropout, its other nets ``in_feat_dropout``; this net uses
+    ``in_feat_dropout`` everywhere — every published config sets both to the same value, 0.)
+    """
+
+    def __init__(self, io: NetIO, p: dict) -> None:
+        super().__init__()
+        self.io, self.readout = io, p["readout"]
+        self.prop_penalty = p["prop_penalty"]
+        hidden, n_layers = p["hidden_dim"], p["L"]
+        mode = p["apgcn_mode"]
+        if io.level == "single_graph":
+            self.encoder = None
+            self.in_feat_dropout = nn.Identity()
+            self.chain = LinearChain([io.in_dim] + [hidden] * n_layers + [io.num_classes],
+                                     p["dropout"])
+            self.prop = AdaptivePropagation(p["n_iter"], io.num_classes, mode)
+            self.head = None
+        else:
+            n_linear = p["apgcn_linear_layers"]
+            n_linear = n_layers - 1 if n_linear is None else n_linear
+            self.encoder = make_encoder(io.input_kind, io.in_dim, hidden)
+            self.in_feat_dropout = nn.Dropout(p["in_feat_dropout"])
+            self.chain = LinearChain([hidden] * (n_linear + 1), p["dropout"])
+            self.prop = AdaptivePropagation(p["n_iter"], hidden, mode)
+            self.head = MLPReadout(hidden, io.num_classes)
+        self.steps: torch.Tensor | None = None
+        self.remainders: torch.Tensor | None = None
+
+    def forward(self, g: dgl.DGLGraph, h: torch.Tensor, e: torch.Tensor | None = None,
+                snorm_n: torch.Tensor | None = None,
+                snorm_e: torch.Tensor | None = None) -> torch.Tensor:
+        if self.encoder is not None:
+            h = self.in_feat_dropout(self.encoder(h))
+        h, self.steps, self.remainders = self.prop(g, self.chain(h))
+        if self.io.level == "graph":
+            h = graph_readout(g, h, self.readout)
+        return self.head(h) if self.head is not None else h
+
+    def auxiliary_loss(self) -> torch.Tensor | float:
+        """``prop_penalty · mean(steps + remainders)`` of the last forward pass (0 before one)."""
+        if self.steps is None:
+            return 0.0
+        return self.prop_penalty * (self.steps + self.remainders).mean()
+
+
+register("MLP", net=MLPNet)
+register("GCN", layer=gcn_layer, self_loops=True)
+register("GraphSage", layer=graphsage_layer)
+register("GAT", net=gat_net, self_loops=True)
+register("MoNet", net=monet_net)
+register("GIN", net=gin_net)
+register("ChebNet", layer=cheb_layer)
+register("SGC", net=SGCNet, self_loops=True)
+register("APGCN", net=APGCNNet)

@@ -1,0 +1,246 @@
+"""The baselines: every task level, known-answer checks against dense computations, edge cases."""
+
+import dgl
+import numpy as np
+import pytest
+import torch
+
+from data.common import collate_graphs
+from layers.ap_layer import AdaptivePropagation, ap_propagate
+from layers.cheb_layer import ChebLayer
+from layers.gcn_layer import GCNLayer
+from layers.gin_layer import GINLayer
+from layers.gmm_layer import pseudo_coordinates
+from nets.gnn_net import NetIO
+from nets.registry import MODELS, build_net, uses_self_loops
+from train.config import validate
+
+BASELINES = ["MLP", "GCN", "GraphSage", "GAT", "MoNet", "GIN", "ChebNet", "SGC", "APGCN"]
+LEVELS = {
+    "node": NetIO("node", "embedding", 3, 2),  # SBM-like
+    "graph_embedding": NetIO("graph", "embedding", 28, 1, 4),  # ZINC-like
+    "graph_linear": NetIO("graph", "linear", 3, 10),  # superpixel-like
+    "single_graph": NetIO("single_graph", "linear", 7, 3),  # PubMed-like
+}
+
+
+def random_graph(n: int, p: float, seed: int, symmetric: bool = False) -> dgl.DGLGraph:
+    rng = np.random.default_rng(seed)
+    adj = rng.random((n, n)) < p
+    np.fill_diagonal(adj, False)
+    if symmetric:
+        adj = np.triu(adj, 1)
+        adj = adj | adj.T
+    src, dst = np.nonzero(adj)
+    return dgl.graph((torch.tensor(src), torch.tensor(dst)), num_nodes=n)
+
+
+def dense_adjacency(g: dgl.DGLGraph) -> torch.Tensor:
+    """``A[u, v] = 1`` for every edge u → v."""
+    adj = torch.zeros(g.num_nodes(), g.num_nodes())
+    src, dst = g.edges()
+    adj[src, dst] = 1.0
+    return adj
+
+
+def small_params(model: str, **extra) -> dict:
+    net = {"L": 2, "hidden_dim": 8, "out_dim": 8, "n_heads": 2, **extra}
+    if model == "GAT":  # hidden per head; heads concatenated to 8
+        net.update(hidden_dim=4, out_dim=8)
+    return validate({"model": model, "net_params": net})["net_params"]
+
+
+def graph_batch(io: NetIO, sizes=(5, 1, 7), seed: int = 0):
+    """A batch with a single-node graph and directed graphs with zero-in-degree nodes."""
+    graphs = []
+    for i, n in enumerate(sizes):
+        g = random_graph(n, 0.3, seed + i)
+        if io.input_kind == "embedding":
+            g.ndata["feat"] = torch.randint(0, io.in_dim, (n,))
+        else:
+            g.ndata["feat"] = torch.rand(n, io.in_dim)
+        graphs.append(g)
+    g, _, snorm_n, snorm_e = collate_graphs([(g, torch.zeros(1)) for g in graphs])
+    return g, snorm_n, snorm_e
+
+
+def run(model: str, io: NetIO, net: torch.nn.Module, sparse: bool = False) -> torch.Tensor:
+    if io.level == "single_graph":
+        g = random_graph(20, 0.15, 3)
+        assert (g.in_degrees() == 0).any()  # the isolated-node path is exercised
+        if uses_self_loops(model, {"self_loop": True}):
+            g = dgl.add_self_loop(g)
+        x = torch.rand(20, io.in_dim)
+        return net(g, x.to_sparse() if sparse else x)
+    g, snorm_n, snorm_e = graph_batch(io)
+    assert (g.in_degrees() == 0).any()
+    return net(g, g.ndata["feat"], None, snorm_n, snorm_e)
+
+
+@pytest.mark.parametrize("level", list(LEVELS))
+@pytest.mark.parametrize("model", BASELINES)
+def test_forward_backward_every_level(model, level):
+    io = LEVELS[level]
+    torch.manual_seed(0)
+    net = build_net(model, io, small_params(model))
+    net.train()
+    out = run(model, io, net, sparse=level == "single_graph")
+    rows = {"node": 13, "single_graph": 20}.get(io.level, 3)  # 13 nodes or 3 graphs
+    assert out.shape == (rows, io.num_classes)
+    assert torch.isfinite(out).all()
+    aux = net.auxiliary_loss() if hasattr(net, "auxiliary_loss") else 0.0
+    (out.square().mean() + aux).backward()
+    grads = [p.grad for p in net.parameters() if p.requires_grad]
+    assert any(gr is not None and gr.abs().sum() > 0 for gr in grads)
+    assert all(gr is None or torch.isfinite(gr).all() for gr in grads)
+
+
+@pytest.mark.parametrize("model", BASELINES)
+def test_single_node_graph_alone(model):
+    """One graph of one node, no edges (eval mode: BatchNorm cannot train on one value)."""
+    for io in (LEVELS["node"], LEVELS["graph_linear"]):
+        net = build_net(model, io, small_params(model)).eval()
+        g, snorm_n, snorm_e = graph_batch(io, sizes=(1,))
+        with torch.no_grad():
+            out = net(g, g.ndata["feat"], None, snorm_n, snorm_e)
+        assert out.shape == (1, io.num_classes) and torch.isfinite(out).all()
+
+
+def test_sparse_and_dense_features_agree():
+    """Single-graph nets accept sparse COO features and give the same output as dense ones."""
+    io = LEVELS["single_graph"]
+    for model in BASELINES:
+        torch.manual_seed(1)
+        net = build_net(model, io, small_params(model)).eval()
+        g = random_graph(20, 0.15, 3)
+        x = torch.rand(20, io.in_dim) * (torch.rand(20, io.in_dim) < 0.3)
+        with torch.no_grad():
+            torch.testing.assert_close(net(g, x.to_sparse()), net(g, x), msg=model)
+
+
+def test_self_loop_rule():
+    for model in MODELS:
+        expected = model in ("GCN", "GAT", "SGC")
+        assert uses_self_loops(model, {"self_loop": True}) == expected, model
+        assert not uses_self_loops(model, {"self_loop": False})
+
+
+# ------------------------------------------------------------------ known answers
+def test_gin_aggregation_eps_zero_is_self_plus_neighbour_sum():
+    g = random_graph(9, 0.3, 4)  # directed, some nodes without in-edges
+    x = torch.randn(9, 5)
+    layer = GINLayer(5, 5)
+    assert layer.eps.item() == 0.0 and layer.eps.requires_grad
+    expected = x + dense_adjacency(g).T @ x  # x_v + sum over u -> v of x_u
+    torch.testing.assert_close(layer.aggregate(g, x), expected)
+    with torch.no_grad():
+        layer.eps.fill_(0.5)
+    torch.testing.assert_close(layer.aggregate(g, x), 1.5 * x + dense_adjacency(g).T @ x)
+
+
+def sym_normalised(g: dgl.DGLGraph) -> torch.Tensor:
+    """Dense P with P x = s ⊙ (Aᵀ (s ⊙ x)), s = max(indeg, 1)^-1/2."""
+    adj = dense_adjacency(g)
+    s = adj.sum(0).clamp(min=1).rsqrt()
+    return s[:, None] * adj.T * s[None, :]
+
+
+def test_chebnet_kernel_is_second_chebyshev_polynomial_of_scaled_laplacian():
+    g = random_graph(12, 0.3, 5, symmetric=True)
+    a = sym_normalised(g)
+    lap = torch.eye(12) - a
+    scaled = 2 * lap / 2.0 - torch.eye(12)  # λmax = 2: L̃ = L - I = -Ã
+    torch.testing.assert_close(scaled, -a)
+    layer = ChebLayer(12, 4)
+    t0, t1, t2 = layer.kernel_terms(g, torch.eye(12))
+    torch.testing.assert_close(t0, torch.eye(12))
+    torch.testing.assert_close(t1.T, scaled, atol=1e-6, rtol=1e-5)
+    torch.testing.assert_close(t2.T, 2 * scaled @ scaled - torch.eye(12), atol=1e-6, rtol=1e-5)
+
+
+@pytest.mark.parametrize("order", ["propagate", "project"])
+def test_chebnet_layer_matches_dense_formula(order):
+    g = random_graph(10, 0.35, 6, symmetric=True)
+    a = sym_normalised(g)
+    torch.manual_seed(0)
+    layer = ChebLayer(6, 3, activation=None, batch_norm=False, graph_norm=False)
+    layer.order = order
+    with torch.no_grad():
+        layer.bias.uniform_(-1, 1)
+    x = torch.randn(10, 6)
+    w1, w2, w3 = (lin.weight.T for lin in (layer.c1, layer.c2, layer.c3))
+    expected = x @ w1 + (-a @ x) @ w2 + (2 * a @ a @ x - x) @ w3 + layer.bias
+    torch.testing.assert_close(layer(g, x), expected, atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(layer(g, x.to_sparse()), expected, atol=1e-5, rtol=1e-4)
+
+
+def test_gcn_release_norm_uses_in_degree_on_both_sides():
+    g = random_graph(10, 0.3, 7)  # directed: in- and out-degrees differ
+    torch.manual_seed(0)
+    layer = GCNLayer(4, 3, activation=None, batch_norm=False, graph_norm=False)
+    x = torch.randn(10, 4)
+    with torch.no_grad():
+        layer.bias.uniform_(-1, 1)
+    expected = sym_normalised(g) @ x @ layer.conv.weight + layer.bias
+    torch.testing.assert_close(layer(g, x), expected, atol=1e-5, rtol=1e-4)
+    both = GCNLayer(4, 3, activation=None, batch_norm=False, graph_norm=False, norm="both")
+    both.load_state_dict(layer.state_dict())
+    assert not torch.allclose(both(g, x), expected, atol=1e-4)  # DGL 2.x: out-degree at source
+    sym = random_graph(10, 0.3, 8, symmetric=True)
+    torch.testing.assert_close(both(sym, x), layer(sym, x), atol=1e-5, rtol=1e-4)
+
+
+def test_monet_pseudo_coordinates_match_edge_loop():
+    g = random_graph(8, 0.35, 9)
+    indeg = g.in_degrees().tolist()
+    src, dst = g.edges()
+    expected = [[1 / np.sqrt(indeg[u] + 1), 1 / np.sqrt(indeg[v] + 1)]
+                for u, v in zip(src.tolist(), dst.tolist())]
+    torch.testing.assert_close(pseudo_coordinates(g), torch.tensor(expected, dtype=torch.float32))
+
+
+# ------------------------------------------------------------------ APGCN
+def test_apgcn_halting_and_penalty():
+    io = LEVELS["node"]
+    p = small_params("APGCN", n_iter=10, prop_penalty=0.05)
+    net = build_net("APGCN", io, p)
+    assert net.auxiliary_loss() == 0.0  # before any forward pass
+    bias = net.prop.halt.bias.item()
+    assert bias == pytest.approx(np.log((1 / 11) / (1 - 1 / 11)), abs=1e-6)  # logit(1/(T+1))
+    g, snorm_n, snorm_e = graph_batch(io)
+    net(g, g.ndata["feat"], None, snorm_n, snorm_e)
+    steps, rem = net.steps, net.remainders
+    # steps counts 1 + the accepted propagation steps (as in the release): at most n_iter + 1
+    assert (steps >= 1).all() and (steps <= p["n_iter"] + 1).all()
+    assert ((rem >= 0) & (rem <= 1)).all()
+    penalty = net.auxiliary_loss()
+    assert penalty.item() > 0
+    torch.testing.assert_close(penalty, 0.05 * (steps + rem).mean())
+    penalty.backward()
+    assert net.prop.halt.weight.grad is not None  # the penalty trains the halting unit
+
+
+@pytest.mark.parametrize("mode", ["release", "adaptive"])
+def test_apgcn_known_answers(mode):
+    g = random_graph(9, 0.35, 10, symmetric=True)
+    x = torch.randn(9, 4)
+    prop = AdaptivePropagation(4, 4, mode=mode).eval()
+    px = ap_propagate(g, x)
+    with torch.no_grad():  # never halt: every node runs all T = 4 steps
+        prop.halt.weight.zero_()
+        prop.halt.bias.fill_(-30.0)
+    out, steps, rem = prop(g, x)
+    assert (steps == 5).all() and torch.allclose(rem, torch.ones(9))
+    # p = 0 until steps reaches T, then the remainder 1: step k contributes z^{k-1}, k < T-1
+    if mode == "release":  # every z^k = P x
+        expected = (x + 3 * px) / 5
+    else:  # z^k = P^k x: z^0 + z^1 + z^3 + z^4
+        p2 = ap_propagate(g, px)
+        p3 = ap_propagate(g, p2)
+        expected = (x + px + p3 + ap_propagate(g, p3)) / 5
+    torch.testing.assert_close(out, expected, atol=1e-5, rtol=1e-4)
+    with torch.no_grad():  # halt at once: one step, output P x, remainder 1
+        prop.halt.bias.fill_(30.0)
+    out, steps, rem = prop(g, x)
+    assert (steps == 1).all() and torch.allclose(rem, torch.ones(9))
+    torch.testing.assert_close(out, px)
