@@ -1,0 +1,416 @@
+"""The reproduction tooling: sweep cells and resuming, tables, plots, the reference layer."""
+
+from __future__ import annotations
+
+import copy
+import csv
+import itertools
+import json
+import sys
+from pathlib import Path
+
+import dgl
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import make_tables  # noqa: E402
+import sweep  # noqa: E402
+
+from layers.autogcn_layer import AutoGCNLayer  # noqa: E402
+from layers.reference_autogcn import ReferenceAutoGCNLayer, to_reference  # noqa: E402
+from nets.gnn_net import NetIO  # noqa: E402
+from nets.registry import build_net, count_parameters  # noqa: E402
+from train.config import apply_overrides, load_config  # noqa: E402
+
+MODELS = ["MLP", "GIN", "GraphSage", "GAT", "MoNet", "ChebNet", "GCN", "SGC", "APGCN", "AUTOGCN"]
+ABLATION = ["full", "wo_low", "wo_high", "wo_middle", "wo_over", "wo_par", "wo_gate"]
+EXPECTED_IDS = {
+    "node": {f"{m}_{d}" for m in MODELS for d in ("PUBMED", "SBM_PATTERN", "SBM_CLUSTER")}
+    | {"DSGCN_PUBMED"},
+    "heterophily": {f"{m}_{d}" for m in MODELS for d in ("ARXIV_YEAR", "YELPCHI", "SQUIRREL")},
+    "graph": {f"{m}_{d}" for m in MODELS for d in ("ZINC", "MNIST", "CIFAR10")},
+    "ablation": {f"{v}_{d}" for v in ABLATION for d in ("SBM_CLUSTER", "ZINC")},
+    "depth": {f"{m}_{d}_L{n:02d}" for m in ("AUTOGCN", "GCN") for d in ("SBM_CLUSTER", "ZINC")
+              for n in range(2, 17, 2)},
+}
+
+
+def dry_run(capsys, *args: str) -> tuple[int, list[list[str]], str]:
+    """Run ``sweep.main`` with --dry-run; the printed commands (split) and the whole output."""
+    args = list(args)
+    cut = args.index("--") if "--" in args else len(args)
+    code = sweep.main([*args[:cut], "--dry-run", *args[cut:]])
+    out = capsys.readouterr().out
+    cmds = [line.split("  > ")[0].split() for line in out.splitlines()
+            if line and not line.startswith("#")]
+    return code, cmds, out
+
+
+def option(cmd: list[str], name: str) -> str | None:
+    """The last value of ``--name`` in a command."""
+    values = [cmd[i + 1] for i, a in enumerate(cmd[:-1]) if a == f"--{name}"]
+    return values[-1] if values else None
+
+
+# --------------------------------------------------------------------------- sweep cells
+@pytest.mark.parametrize("table", sweep.TABLES)
+def test_tables_list_the_expected_cells(table, capsys, tmp_path):
+    t = sweep.load_table(table)
+    assert {c.id for c in t.cells} == EXPECTED_IDS[table]
+    runnable = [c for c in t.cells if not c.not_implemented]
+    for c in runnable:  # every cell points at a real script and config of the right dataset
+        assert (ROOT / c.script).is_file(), c.script
+        cfg = load_config(ROOT / c.config)
+        assert cfg["dataset"] == c.dataset and cfg["model"] == c.model, c.id
+        assert c.row in t.rows and c.column in {col["name"] for col in t.columns}, c.id
+    code, cmds, out = dry_run(capsys, table, "--out_root", str(tmp_path))
+    assert code == 0
+    assert len(cmds) == len(runnable)
+    by_id = {c.id: c for c in runnable}
+    for cmd in cmds:
+        cell = by_id[Path(option(cmd, "out_dir")).name]
+        assert option(cmd, "out_dir") == str(tmp_path / table / cell.id)
+        assert cmd[1] == cell.script and option(cmd, "config") == cell.config
+        assert option(cmd, "runs") == "5" and option(cmd, "use_gpu") == "False"
+        for key, value in cell.overrides.items():
+            assert option(cmd, key) == str(value)
+    if table == "node":
+        assert "DSGCN_PUBMED: not implemented" in out
+
+
+def test_ablation_and_depth_overrides(capsys, tmp_path):
+    _, cmds, _ = dry_run(capsys, "ablation", "--out_root", str(tmp_path))
+    cmds = {Path(option(c, "out_dir")).name: c for c in cmds}
+    assert len(cmds) == 14
+    expected = {"wo_low": ("filters", "mid,high"), "wo_high": ("filters", "low,mid"),
+                "wo_middle": ("filters", "low,high"), "wo_over": ("opt", "single"),
+                "wo_par": ("opt", "fix"), "wo_gate": ("gate", "none")}
+    for dataset in ("SBM_CLUSTER", "ZINC"):
+        assert option(cmds[f"full_{dataset}"], "filters") is None
+        for variant, (key, value) in expected.items():
+            cmd = cmds[f"{variant}_{dataset}"]
+            assert option(cmd, key) == value
+            widened = key == "filters"
+            assert (option(cmd, "hidden_dim") is not None) == widened
+    _, cmds, _ = dry_run(capsys, "depth", "--out_root", str(tmp_path))
+    assert len(cmds) == 32
+    for cmd in cmds:
+        name = Path(option(cmd, "out_dir")).name
+        assert option(cmd, "L") == str(int(name[-2:]))
+        assert option(cmd, "hidden_dim") is None  # hidden size stays the config's
+
+
+@pytest.mark.parametrize("dataset,io", [
+    ("SBM_CLUSTER", NetIO("node", "embedding", 7, 6)),
+    ("ZINC", NetIO("graph", "embedding", 28, 1, 4)),
+])
+def test_ablation_hidden_size_keeps_the_parameter_count(dataset, io):
+    table = sweep.load_table("ablation")
+    cells = {c.id: c for c in table.cells}
+    cfg = load_config(ROOT / cells[f"full_{dataset}"].config)
+    full = count_parameters(build_net("AUTOGCN", io, cfg["net_params"]))
+    assert full == {"SBM_CLUSTER": 202819, "ZINC": 204594}[dataset]  # published #Param
+    K, L = cfg["net_params"]["K"], cfg["net_params"]["L"]
+    for variant in ("wo_low", "wo_high", "wo_middle"):
+        cell = cells[f"{variant}_{dataset}"]
+        hidden = cell.overrides["hidden_dim"]
+
+        def count(h: int, cell=cell) -> int:
+            over = {"filters": cell.overrides["filters"], "hidden_dim": str(h)}
+            return count_parameters(build_net("AUTOGCN", io,
+                                              apply_overrides(cfg, over)["net_params"]))
+
+        # the layer formula nF·in·out + nF·K + out + 2·out (two filters) gives the same count
+        layers = L * (2 * hidden * hidden + 2 * K + 3 * hidden)
+        net = build_net("AUTOGCN", io, apply_overrides(
+            cfg, {"filters": cell.overrides["filters"], "hidden_dim": str(hidden)})["net_params"])
+        assert sum(p.numel() for p in net.stack.parameters()) == layers
+        best = min(range(hidden - 3, hidden + 4), key=lambda h: abs(count(h) - full))
+        assert best == hidden
+        assert abs(count(hidden) - full) / full < 0.01
+
+
+def test_sweep_options(capsys, tmp_path):
+    _, cmds, _ = dry_run(capsys, "graph", "--out_root", str(tmp_path), "--gpus", "0,1",
+                         "--only", "AUTOGCN,SGC_ZINC", "--data_root", "/data",
+                         "--data_dir", "ZINC=../shared/data/zinc", "--",
+                         "--epochs", "2", "--max_graphs", "100")
+    names = sorted(Path(option(c, "out_dir")).name for c in cmds)
+    assert names == ["AUTOGCN_CIFAR10", "AUTOGCN_MNIST", "AUTOGCN_ZINC", "SGC_ZINC"]
+    for cmd in cmds:
+        assert option(cmd, "gpu_id") in ("0", "1") and option(cmd, "use_gpu") is None
+        assert cmd[-4:] == ["--epochs", "2", "--max_graphs", "100"]  # extra args come last
+        dataset = Path(option(cmd, "out_dir")).name.split("_", 1)[1]
+        expected = "../shared/data/zinc" if dataset == "ZINC" else f"/data/{dataset}"
+        assert option(cmd, "data_dir") == expected
+        if dataset != "ZINC":
+            assert option(cmd, "cache_dir") == "/data/cache"
+    assert sweep.main(["ablation", "--list", "--out_root", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 14 and lines[3].split()[:3] == ["3", "wo_middle_SBM_CLUSTER", "missing"]
+    _, cmds, _ = dry_run(capsys, "ablation", "--cell", "3", "--out_root", str(tmp_path))
+    assert len(cmds) == 1 and option(cmds[0], "filters") == "low,high"
+    assert sweep.main(["ablation", "--cell", "99", "--dry-run"]) == 2
+    assert sweep.main(["nosuchtable", "--dry-run"]) == 2
+
+
+# --------------------------------------------------------------------------- resuming
+def fabricate(folder: Path, *, status: str = "complete", runs: int = 5, metric: str = "acc",
+              values: list[float] | None = None, splits=("train", "val", "test"),
+              command: list[str] | None = None, params: int = 1000, started: str = "2025-01-01",
+              s_per_epoch: float = 2.0, name: str = "run") -> Path:
+    """A results.json in the runner's format under ``folder/name``."""
+    values = values or [0.5 + 0.01 * i for i in range(runs)]
+    run_list = [{
+        "seed": i, "epochs": 10, "best_epoch": 5, "stop_reason": "epochs",
+        "s_per_epoch": s_per_epoch, "total_time_s": 10 * s_per_epoch, "checkpoint": "x.pt",
+        "final": {s: ({metric: values[i]} if s in splits else None)
+                  for s in ("train", "val", "test")},
+        "peak_memory_mb": {"process_max_rss_mb": 1.0},
+    } for i in range(runs)]
+    data = {"status": status, "model": "M", "dataset": "D", "num_params": params,
+            "seeds": list(range(runs)), "primary_metric": metric, "runs": run_list,
+            "summary": {}, "started": started, "config": {}}
+    if command is not None:
+        data["command"] = command
+    path = folder / name / "results.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data))
+    return path
+
+
+def planned_command(table: str, cell_id: str, out_root: Path, extra=()) -> list[str]:
+    cell = next(c for c in sweep.load_table(table).cells if c.id == cell_id)
+    return sweep.build_command(cell, table, str(out_root), extra=list(extra))
+
+
+def test_complete_cells_are_skipped_partial_and_stale_ones_rerun(capsys, tmp_path):
+    cell_id = "wo_gate_ZINC"
+    folder = tmp_path / "ablation" / cell_id
+    cmd = planned_command("ablation", cell_id, tmp_path)
+    recorded = cmd[1:]  # sys.argv as the runner records it (script first)
+
+    def state() -> str:
+        _, _, out = dry_run(capsys, "ablation", "--only", cell_id, "--out_root", str(tmp_path))
+        return next(line for line in out.splitlines() if cell_id in line)
+
+    assert state().endswith("missing")
+    fabricate(folder, runs=3, command=recorded, name="a")
+    assert state().endswith("partial")  # fewer than 5 runs: run again
+    fabricate(folder, runs=5, command=recorded, name="b", started="2025-01-02")
+    assert state().endswith("complete -> skip")
+    _, cmds, _ = dry_run(capsys, "ablation", "--only", cell_id, "--out_root", str(tmp_path),
+                         "--force")
+    assert len(cmds) == 1  # --force reruns it
+    # the same cell asked with other arguments (e.g. after a smoke run) is not complete
+    _, cmds, out = dry_run(capsys, "ablation", "--only", cell_id, "--out_root",
+                           str(tmp_path), "--", "--epochs", "2")
+    assert "stale" in out and len(cmds) == 1
+    # device and path options do not matter; a newer running folder does not hide it
+    fabricate(folder, status="running", runs=1, command=recorded, name="c", started="2025-02")
+    assert sweep.cell_state(folder, 5, planned_command("ablation", cell_id, tmp_path)
+                            [:-2] + ["--gpu_id", "1"])[0] == "complete"
+    (folder / "d").mkdir()
+    (folder / "d" / "results.json").write_text("{not json")  # never fatal
+    assert state().endswith("complete -> skip")
+
+
+def test_one_tiny_cell_end_to_end_then_skipped_and_plotted(capsys, tmp_path):
+    extra = ["--epochs", "1", "--max_graphs", "4", "--L", "2", "--hidden_dim", "8",
+             "--runs", "1"]
+    args = ["ablation", "--only", "wo_low_SBM", "--out_root", str(tmp_path / "out"),
+            "--data_root", str(tmp_path / "data"), "--", *extra]
+    assert sweep.main(args) == 0
+    folder = tmp_path / "out" / "ablation" / "wo_low_SBM_CLUSTER"
+    assert "final test acc" in (folder / "stdout.log").read_text()
+    (result,) = folder.glob("*/results.json")
+    data = json.loads(result.read_text())
+    assert data["status"] == "complete" and len(data["runs"]) == 1
+    assert data["config"]["net_params"]["filters"] == ["mid", "high"]
+    capsys.readouterr()
+    assert sweep.main(args) == 0
+    assert "nothing to run" in capsys.readouterr().out
+    # the learned filters of the run's checkpoint, headless
+    import plot_filters
+
+    (ckpt,) = result.parent.glob("checkpoints/*.pt")
+    png = plot_filters.plot_filters(ckpt, tmp_path / "filters.png")
+    assert png.stat().st_size > 5000 and png.read_bytes()[:4] == b"\x89PNG"
+
+
+# --------------------------------------------------------------------------- tables
+def first_table(markdown: str) -> dict[str, list[str]]:
+    """The rows of the first markdown table, keyed by their first cell, split into cells."""
+    rows: dict[str, list[str]] = {}
+    for line in markdown.splitlines():
+        if line.startswith("| "):
+            cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+            rows[cells[0]] = cells
+        elif rows:
+            break
+    return rows
+
+
+def test_make_tables_layout_values_marks_and_malformed_json(tmp_path, capsys):
+    root = tmp_path / "results"
+    node = root / "node"
+    # complete, 5 runs: mean .741, std (ddof 0) .001414 -> ".741±.001"
+    fabricate(node / "AUTOGCN_SBM_CLUSTER", values=[0.739, 0.740, 0.741, 0.742, 0.743],
+              params=202819, s_per_epoch=30.0)
+    # an older complete and a newer running folder: the complete one is used
+    fabricate(node / "GCN_SBM_CLUSTER", values=[0.6] * 5, params=199015, name="old",
+              started="2025-01-01", s_per_epoch=15.0)
+    fabricate(node / "GCN_SBM_CLUSTER", status="running", runs=1, values=[0.1], name="new",
+              started="2025-03-01")
+    fabricate(node / "GIN_SBM_CLUSTER", runs=3, values=[0.66, 0.67, 0.68], params=207412)
+    fabricate(node / "GAT_PUBMED", status="interrupted", runs=2, values=[0.85, 0.86])
+    fabricate(node / "SGC_PUBMED", status="failed", runs=0)
+    bad = node / "MoNet_PUBMED" / "x" / "results.json"
+    bad.parent.mkdir(parents=True)
+    bad.write_text('{"status": "complete", "runs": [')  # truncated JSON
+    (node / "ChebNet_PUBMED" / "y").mkdir(parents=True)
+    (node / "ChebNet_PUBMED" / "y" / "results.json").write_text("[1, 2]")  # not a result
+    # ablation in %, ZINC without a test split (validation, marked)
+    fabricate(root / "ablation" / "full_SBM_CLUSTER", values=[0.741] * 5)
+    fabricate(root / "ablation" / "full_ZINC", metric="mae", values=[0.25] * 5,
+              splits=("train", "val"))
+    (root / "graph").mkdir()  # an empty table folder
+    out = tmp_path / "tables"
+    text = make_tables.make_tables(root, out, ["node", "ablation", "graph", "depth"])
+    err = capsys.readouterr().err
+    assert "MoNet_PUBMED" in err and "ChebNet_PUBMED" in err  # reported, skipped
+
+    rows = first_table((out / "node.md").read_text())
+    header = rows["Model"]
+    col = header.index("SBM_CLUSTER")
+    auto = rows["AutoGCN"]
+    assert auto[col] == ".741±.001 (202819)"
+    assert auto[col + 1] == ".741±.002 (202819)" and auto[col + 2] == "+.000"
+    assert rows["GCN"][col] == ".600±.000 (199015)"  # the complete folder, not the newer one
+    assert rows["GCN"][col + 2] == "-.045"
+    assert rows["GIN"][col] == ".670±.008 (207412) *partial 3/5*"
+    assert rows["MLP"][col] == "—"
+    pub = header.index("PUBMED")
+    assert rows["GAT"][pub] == ".855±.005 (1000) *interrupted 2/5*"
+    assert rows["SGC"][pub] == "*failed*"
+    assert rows["MoNet"][pub] == "—" and rows["DSGCN"][pub] == "n/i"
+    assert rows["DSGCN"][pub + 1] == ".853±.007 (9080)"
+    assert "| AutoGCN/GCN | " in text and "2.00 (paper 1.38)" in text  # s/epoch ratio
+
+    abl = (out / "ablation.md").read_text()
+    assert "| AutoGCN | 74.100±0.000 (1000) | 74.104±0.151 | -0.004 | 0.250±0.000† (1000) " \
+           "| 0.225±0.009 | +0.025 |" in abl
+    assert "† validation split" in abl
+    assert (out / "depth.md").is_file() and "L=16" in (out / "depth.md").read_text()
+    assert (out / "tables.md").read_text().count("### ") == 4
+
+    records = list(csv.DictReader((out / "node.csv").open()))
+    rec = next(r for r in records if r["cell_id"] == "AUTOGCN_SBM_CLUSTER")
+    assert rec["status"] == "ok" and float(rec["mean"]) == pytest.approx(0.741)
+    assert float(rec["paper_mean"]) == 0.741 and float(rec["diff"]) == pytest.approx(0.0)
+    assert float(rec["s_per_epoch"]) == 30.0
+    states = {r["cell_id"]: r["status"] for r in records}
+    assert states["GIN_SBM_CLUSTER"] == "partial" and states["MLP_PUBMED"] == "missing"
+    assert states["DSGCN_PUBMED"] == "not implemented"
+    # the command line prints the same markdown and survives a missing results folder
+    assert make_tables.main(["--results", str(tmp_path / "none"), "--out",
+                             str(tmp_path / "t2"), "--tables", "graph"]) == 0
+    assert "### Graph prediction" in capsys.readouterr().out
+
+
+def test_published_numbers_cover_every_table_cell():
+    published = make_tables.load_published()
+    for table in ("node", "heterophily", "graph", "ablation"):
+        t = sweep.load_table(table)
+        for cell in t.cells:
+            entry = published[table][cell.row][cell.column]
+            assert entry == "OOM" or {"mean", "std"} <= set(entry), (table, cell.id)
+    assert published["node"]["AutoGCN"]["SBM_CLUSTER"] == {"mean": 0.741, "std": 0.002,
+                                                          "params": 202819}
+    assert published["heterophily"]["GAT"]["YELPCHI"] == "OOM"
+    assert published["ablation"]["w/o middle"]["SBM_CLUSTER"]["mean"] == 71.924
+    assert published["s_per_epoch"]["GCN"]["CIFAR10"] == 57.07
+
+
+def test_plot_depth_on_fabricated_results(tmp_path):
+    import plot_depth
+
+    for model, dataset, metric, base in (("AUTOGCN", "SBM_CLUSTER", "acc", 0.7),
+                                         ("GCN", "SBM_CLUSTER", "acc", 0.6),
+                                         ("AUTOGCN", "ZINC", "mae", 0.3)):
+        for depth in (2, 4, 8):
+            runs = 5 if depth < 8 else 2
+            fabricate(tmp_path / "depth" / f"{model}_{dataset}_L{depth:02d}", metric=metric,
+                      runs=runs, values=[base + 0.01 * depth + 0.001 * i for i in range(runs)])
+    data = plot_depth.depth_results(tmp_path)
+    points = data["SBM_CLUSTER"]["AUTOGCN"]
+    assert [d for d, _ in points] == list(range(2, 17, 2))
+    assert points[0][1].mean == pytest.approx(0.722) and points[3][1].state == "partial"
+    png = plot_depth.plot_depth(tmp_path / "depth", tmp_path / "depth.png")
+    assert png.stat().st_size > 5000 and png.read_bytes()[:4] == b"\x89PNG"
+
+
+# --------------------------------------------------------------------------- reference layer
+FILTER_SETS = [("low", "mid", "high"), ("mid", "high"), ("low", "mid"), ("low", "high"),
+               ("mid",)]
+
+
+@pytest.mark.parametrize("mode,gate,filters,order", list(itertools.product(
+    ["over", "single", "fix"], ["release", "paper", "none"], FILTER_SETS,
+    ["propagate", "project"])))
+def test_reference_layer_matches_forward_and_gradients(mode, gate, filters, order):
+    torch.manual_seed(0)
+    g = dgl.rand_graph(30, 120)  # directed, with nodes without incoming edges
+    layer = AutoGCNLayer(7, 5, mode=mode, gate=gate, filters=filters, num_filters=2,
+                         residual=False, single_a_init=0.3).double()
+    with torch.no_grad():  # move off the initial values, some gamma negative (relu matters)
+        if mode == "over":
+            layer.gamma.uniform_(-0.2, 1.0)
+        elif mode == "single":
+            layer.p.uniform_(0.2, 1.5)
+            layer.a.uniform_(0.1, 0.9)
+        layer.bias.uniform_(-1, 1)
+    layer.order = order
+    ref = ReferenceAutoGCNLayer.from_layer(layer)
+    x = torch.randn(30, 7, dtype=torch.float64, requires_grad=True)
+    x_ref = x.detach().clone().requires_grad_()
+    snorm = torch.rand(30, 1, dtype=torch.float64)
+    grad_out = torch.randn(30, 5, dtype=torch.float64)
+    out, out_ref = layer(g, x, snorm), ref(g, x_ref, snorm)
+    torch.testing.assert_close(out, out_ref)
+    out.backward(grad_out)
+    out_ref.backward(grad_out)
+    torch.testing.assert_close(x.grad, x_ref.grad)
+    for b in range(2):
+        for i, f in enumerate(layer.filters):
+            torch.testing.assert_close(layer.weight.grad[b, i], ref.linears[b][f].weight.grad.t())
+    for name in ("gamma", "p", "a", "bias"):
+        if hasattr(layer, name):
+            torch.testing.assert_close(getattr(layer, name).grad, getattr(ref, name).grad)
+    for p, q in zip(layer.post.parameters(), ref.post.parameters()):
+        torch.testing.assert_close(p.grad, q.grad)
+
+
+def test_reference_net_float32_and_sparse_features():
+    torch.manual_seed(1)
+    g = dgl.rand_graph(40, 200)
+    net = build_net("AUTOGCN", NetIO("single_graph", "linear", 12, 3),
+                    {**load_config(ROOT / "configs" / "node_classification_AUTOGCN_PUBMED.json")
+                     ["net_params"], "L": 2, "hidden_dim": 6, "out_dim": 6, "dropout": 0.0})
+    ref = to_reference(copy.deepcopy(net))
+    assert not any(isinstance(m, AutoGCNLayer) for m in ref.modules())
+    dense = (torch.rand(40, 12) < 0.3).float()
+    sparse = dense.to_sparse()  # the first layer projects first, the reference densifies
+    net.train()
+    ref.train()
+    a, b = net(g, sparse), ref(g, dense)
+    torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
+    a.sum().backward()
+    b.sum().backward()
+    ref_layers = [m for m in ref.modules() if isinstance(m, ReferenceAutoGCNLayer)]
+    for layer, twin in zip([m for m in net.modules() if isinstance(m, AutoGCNLayer)],
+                           ref_layers):
+        torch.testing.assert_close(layer.gamma.grad, twin.gamma.grad, rtol=1e-4, atol=1e-5)
