@@ -20,22 +20,11 @@ from pathlib import Path
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from make_tables import EXPECTED_RUNS, CellResult, cell_result, column_metric  # noqa: E402
+from plot_filters import pyplot  # noqa: E402
 from sweep import load_table, resolve  # noqa: E402
 
 STYLE = {"AUTOGCN": ("AutoGCN", "tab:blue", "o"), "GCN": ("GCN", "tab:orange", "s")}
 YLABEL = {"acc": "test accuracy", "acc_release": "test accuracy (release)", "mae": "test MAE"}
-
-
-def pyplot():
-    """matplotlib.pyplot on the Agg backend, or a clear error when matplotlib is missing."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise SystemExit("plotting needs matplotlib: pip install matplotlib") from None
-    return plt
 
 
 def depth_results(results: str | os.PathLike, runs: int = EXPECTED_RUNS,
