@@ -24,6 +24,20 @@ def run_main(tmp_path, *extra):
     return runner.main(SBM, args)
 
 
+def scalar_tags(event_file) -> set[str]:
+    """Tags of the scalars in a tensorboard event file (TFRecord framing, read directly)."""
+    from tensorboardX.proto.event_pb2 import Event
+
+    tags, data = set(), event_file.read_bytes()
+    pos = 0
+    while pos < len(data):
+        length = int.from_bytes(data[pos:pos + 8], "little")
+        event = Event.FromString(data[pos + 12:pos + 12 + length])
+        tags |= {v.tag for v in event.summary.value}
+        pos += 12 + length + 4
+    return tags
+
+
 def run_dirs(tmp_path):
     out = tmp_path / "out"
     return sorted(p for p in out.iterdir() if p.is_dir()) if out.exists() else []
@@ -47,7 +61,11 @@ def test_main_trains_and_writes_results_and_never_overwrites(tmp_path):
     assert (first / "results.txt").read_text().startswith("Model: AUTOGCN")
     assert json.loads((first / "config.json").read_text())["data"]["max_graphs"] == 6
     events = list((first / "logs").rglob("events.out.tfevents.*"))
-    assert len(events) == 2 and all(e.stat().st_size > 0 for e in events)
+    assert len(events) == 2
+    tags = scalar_tags(events[0])
+    for split in ("train", "val", "test"):
+        assert {f"{split}/_loss", f"{split}/_acc", f"{split}/_acc_release"} <= tags
+    assert "learning_rate" in tags
     assert json.loads((second / "results.json").read_text())["seeds"] == [4565]
 
 
@@ -142,7 +160,7 @@ def test_loss_goes_down_on_a_learnable_task():
                       cfg["net_params"])
     loop = GraphBatches(ds, SBM, 8, torch.device("cpu"))
     opt = torch.optim.Adam(model.parameters(), lr=1e-2)
-    losses = [loop.train_epoch(model, opt) for _ in range(25)]
+    losses = [loop.train_epoch(model, opt)[0] for _ in range(25)]
     assert losses[-1] < 0.5 * losses[0]
     _, metrics = loop.evaluate(model, "train")
     assert metrics["acc"] > 0.9

@@ -1,9 +1,9 @@
 """Epoch loops: mini-batches of graphs (SBM, ZINC, superpixels) and one graph full-batch.
 
-Both expose the same calls to the runner — ``train_epoch(model, optimizer)`` returning the mean
-training loss, ``evaluate(model, split)`` returning ``(loss, metrics)`` or ``None`` for a split
-the data does not have, and ``evaluate_splits`` for several splits at once — so the rest of
-training is written once.
+Both expose the same calls to the runner, so the rest of training is written once:
+``train_epoch(model, optimizer)`` returns the mean training loss and the metrics of the
+training-mode predictions; ``evaluate(model, split)`` returns ``(loss, metrics)``, or ``None``
+for a split the data does not have; ``evaluate_splits`` does several splits at once.
 """
 
 from __future__ import annotations
@@ -45,9 +45,11 @@ class GraphBatches:
         scores = model(g, g.ndata["feat"], e, snorm_n.to(self.device), snorm_e.to(self.device))
         return scores, labels.to(self.device)
 
-    def train_epoch(self, model: nn.Module, optimizer: torch.optim.Optimizer) -> float:
+    def train_epoch(self, model: nn.Module,
+                    optimizer: torch.optim.Optimizer) -> tuple[float, dict[str, float]]:
         model.train()
         total, n = 0.0, 0
+        all_scores, all_labels = [], []
         for batch in self.loaders["train"]:
             optimizer.zero_grad()
             scores, labels = self._forward(model, batch)
@@ -55,7 +57,10 @@ class GraphBatches:
             loss.backward()
             optimizer.step()
             total, n = total + loss.item(), n + 1
-        return total / max(n, 1)
+            all_scores.append(scores.detach())
+            all_labels.append(labels)
+        metrics = _metrics(self.task, torch.cat(all_scores), torch.cat(all_labels))
+        return total / max(n, 1), metrics
 
     @torch.no_grad()
     def evaluate(self, model: nn.Module, split: str) -> tuple[float, dict[str, float]] | None:
@@ -86,15 +91,16 @@ class FullGraph:
         self.labels = labels.to(device)
         self.splits = {k: v.to(device) for k, v in splits.items() if v is not None and len(v)}
 
-    def train_epoch(self, model: nn.Module, optimizer: torch.optim.Optimizer) -> float:
+    def train_epoch(self, model: nn.Module,
+                    optimizer: torch.optim.Optimizer) -> tuple[float, dict[str, float]]:
         model.train()
         optimizer.zero_grad()
         idx = self.splits["train"]
-        scores = model(self.graph, self.features)
-        loss = self.task.loss(scores[idx], self.labels[idx]) + _auxiliary_loss(model)
+        scores = model(self.graph, self.features)[idx]
+        loss = self.task.loss(scores, self.labels[idx]) + _auxiliary_loss(model)
         loss.backward()
         optimizer.step()
-        return float(loss)
+        return float(loss), _metrics(self.task, scores.detach(), self.labels[idx])
 
     def evaluate(self, model: nn.Module, split: str) -> tuple[float, dict[str, float]] | None:
         return self.evaluate_splits(model, [split])[split]

@@ -221,7 +221,7 @@ def train_run(task: Task, cfg: dict[str, Any], io: NetIO, loop, seed: int, index
                dynamic_ncols=True)
     for epoch in bar:
         t0 = time.perf_counter()
-        train_loss = loop.train_epoch(model, optimizer)
+        train_loss, train_metrics = loop.train_epoch(model, optimizer)
         evaluated = loop.evaluate_splits(model, ["val", "test"])
         val, test = evaluated["val"], evaluated["test"]
         epoch_times.append(time.perf_counter() - t0)
@@ -229,9 +229,9 @@ def train_run(task: Task, cfg: dict[str, Any], io: NetIO, loop, seed: int, index
         if scheduler is not None:
             scheduler.step(val[0] if val else train_loss)
 
-        writer.add_scalar("train/_loss", train_loss, epoch)
         writer.add_scalar("learning_rate", lr, epoch)
-        for split, result in (("val", val), ("test", test)):
+        for split, result in (("train", (train_loss, train_metrics)), ("val", val),
+                              ("test", test)):
             if result is not None:
                 writer.add_scalar(f"{split}/_loss", result[0], epoch)
                 for name, value in result[1].items():
@@ -245,7 +245,7 @@ def train_run(task: Task, cfg: dict[str, Any], io: NetIO, loop, seed: int, index
             desc[f"val_{task.primary}"] = f"{val[1][task.primary]:.4f}"
         bar.set_postfix(desc)
         if epoch % params["print_epoch_interval"] == 0:
-            _log_epoch(epoch, train_loss, val, test, lr, epoch_times[-1])
+            _log_epoch(epoch, (train_loss, train_metrics), val, test, lr, epoch_times[-1])
         if optimizer.param_groups[0]["lr"] < params["min_lr"]:
             stop_reason = "min_lr"
             break
@@ -268,9 +268,9 @@ def train_run(task: Task, cfg: dict[str, Any], io: NetIO, loop, seed: int, index
     return run
 
 
-def _log_epoch(epoch: int, train_loss: float, val, test, lr: float, seconds: float) -> None:
-    parts = [f"epoch {epoch:4d}", f"train loss {train_loss:.4f}"]
-    for split, result in (("val", val), ("test", test)):
+def _log_epoch(epoch: int, train, val, test, lr: float, seconds: float) -> None:
+    parts = [f"epoch {epoch:4d}"]
+    for split, result in (("train", train), ("val", val), ("test", test)):
         if result is not None:
             parts.append(f"{split} loss {result[0]:.4f} " +
                          " ".join(f"{k} {v:.4f}" for k, v in result[1].items()))
