@@ -41,12 +41,6 @@ class GraphSplit(Dataset):
     def __getitem__(self, idx: int) -> tuple[dgl.DGLGraph, torch.Tensor]:
         return self.graphs[idx], self.labels[idx]
 
-    def head(self, n: int | None) -> GraphSplit:
-        """The first ``n`` samples (all of them when ``n`` is None)."""
-        if n is None or n >= len(self):
-            return self
-        return GraphSplit(self.graphs[:n], self.labels[:n])
-
     def with_self_loops(self) -> GraphSplit:
         """A copy whose graphs carry one self-loop per node (edge features zero-filled)."""
         graphs = [dgl.add_self_loop(dgl.remove_self_loop(g)) for g in self.graphs]
@@ -81,21 +75,6 @@ class GraphDataset:
 
     def splits(self) -> dict[str, GraphSplit | None]:
         return {"train": self.train, "val": self.val, "test": self.test}
-
-    def head(self, n: int | None) -> GraphDataset:
-        """The dataset restricted to the first ``n`` graphs of every split."""
-        if n is None:
-            return self
-        return GraphDataset(
-            self.name,
-            self.train.head(n),
-            self.val.head(n) if self.val is not None else None,
-            self.test.head(n) if self.test is not None else None,
-            self.in_dim,
-            self.num_classes,
-            self.num_edge_types,
-            dict(self.info),
-        )
 
     def with_self_loops(self) -> GraphDataset:
         def add(split: GraphSplit | None) -> GraphSplit | None:
