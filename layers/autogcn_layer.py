@@ -42,7 +42,7 @@ After the filters: sum (over filters and ``num_filters`` banks) + bias, then the
 dropout). Kernels commute with the linear maps, so the layer either propagates the input
 (``2·in`` columns of sparse products) or projects first (``4·out`` columns), whichever is cheaper;
 both give the same output. The filter stage and the release gate have hand-written backward
-passes (:class:`_CombineProject`, :class:`_ReleaseGate3`): they cut the full-size memory passes
+passes (:class:`_FilterStage`, :class:`_ReleaseGate3`): they cut the full-size memory passes
 that dominate on the CPU. ``layers/reference_autogcn.py`` is a plain re-implementation that the
 outputs and gradients are tested against (``tests/test_reproduce.py``).
 """
@@ -58,7 +58,7 @@ from torch import nn
 from torch.autograd.function import once_differentiable
 
 from layers.post_processing import PostProcess
-from layers.propagation import propagate, sym_norm
+from layers.propagation import NormalizedAdjacency, propagate
 
 FILTERS = ("low", "mid", "high")
 MODES = ("over", "single", "fix")
@@ -90,57 +90,56 @@ def _gate(slots: list[torch.Tensor], gate: str) -> list[torch.Tensor]:
 _sigmoid_backward = torch.ops.aten.sigmoid_backward  # g * y * (1 - y) in one pass
 
 
-class _CombineProject(torch.autograd.Function):
-    r"""All filter outputs of a layer (inputs formed, then projected), hand-written backward.
+class _FilterStage(torch.autograd.Function):
+    r"""Propagate, form every filter's input and project it, with a hand-written backward.
 
-    Filter ``j`` (over banks and filters) forms its input ``B_j = c_j0 x + c_jk h_k`` (``k`` = 1
-    for low/high, 2 for mid) and projects it, ``F_j = B_j W_j``; ``F`` is ``(J, N, out)``.
-    Autograd on the same ops allocates and accumulates one gradient per use of ``x``/``h``; here
-    the inputs are formed in place in one buffer, each product writes into its slab of the
-    output (and of the gradients) and the input gradients are accumulated in place: fewer
-    full-size passes and allocations. (Folding the coefficients into ``W`` instead, as before,
-    doubles the matrix products.)
+    With :math:`H = [x, \tilde A x, \tilde A^2 x]` (the last only when the mid filter is used)
+    in one ``(K, N, in)`` buffer, filter ``j`` (over banks and filters) forms its input
+    :math:`B_j = \sum_k c_{jk} H_k` (``coef`` is zero where a filter does not use a hop) and
+    projects it, :math:`F_j = B_j W_j`; the result is ``(J, N, out)``. All inputs are formed by
+    one ``(J, K) @ (K, N·in)`` product, and in the backward the gradients of ``H`` and of the
+    coefficients are two such products; the sparse products accumulate straight into the
+    gradient buffer. Autograd on the same graph runs a separate elementwise pass (and an
+    allocation) per coefficient and a reduction per coefficient gradient: about twice the
+    memory traffic, which is what limits these layers on the CPU.
     """
 
     @staticmethod
-    def forward(ctx, x, h1, h2, coef, weight, uses):  # see the class docstring
-        hs = (x, h1, h2)
-        inputs = x.new_empty(weight.shape[0], *x.shape)
-        out = x.new_empty(weight.shape[0], x.shape[0], weight.shape[2])
-        for j, k in enumerate(uses):
-            torch.mul(x, coef[j, 0], out=inputs[j])
-            inputs[j].addcmul_(hs[k], coef[j, k])
-            # one product per filter, written into its contiguous slab of the output
+    def forward(ctx, x, coef, weight, matrix, transposed):  # see the class docstring
+        hops = coef.shape[1] - 1
+        h = x.new_empty(hops + 1, *x.shape)
+        h[0].copy_(x)
+        for k in range(1, hops + 1):  # beta=0: h[k] is written, never read
+            torch.addmm(h[k], matrix, h[k - 1], beta=0, out=h[k])
+        n_j = weight.shape[0]
+        inputs = torch.mm(coef, h.view(hops + 1, -1)).view(n_j, *x.shape)
+        out = x.new_empty(n_j, x.shape[0], weight.shape[2])
+        for j in range(n_j):  # one product per filter, into its contiguous slab of the output
             torch.mm(inputs[j], weight[j], out=out[j])
-        ctx.uses = uses
-        ctx.save_for_backward(x, h1, h2, coef, weight, inputs)
+        ctx.transposed = transposed
+        ctx.save_for_backward(h, coef, weight, inputs)
         return out
 
     @staticmethod
     @once_differentiable
     def backward(ctx, grad):
-        x, h1, h2, coef, weight, inputs = ctx.saved_tensors
-        need = ctx.needs_input_grad
-        grad_w = torch.empty_like(weight) if need[4] else None
+        h, coef, weight, inputs = ctx.saved_tensors
+        need_x, need_coef, need_w = ctx.needs_input_grad[:3]
+        grad_w = torch.empty_like(weight) if need_w else None
         grad_in = torch.empty_like(inputs)  # dL/dB_j
         for j in range(weight.shape[0]):
             torch.mm(grad[j], weight[j].t(), out=grad_in[j])
             if grad_w is not None:
                 torch.mm(inputs[j].t(), grad[j], out=grad_w[j])
-        hs = (x, h1, h2)
-        grads: list[torch.Tensor | None] = [None, None, None]
-        grad_coef = torch.zeros_like(coef) if need[3] else None
-        for j, k in enumerate(ctx.uses):
-            for t in (0, k):
-                if grad_coef is not None:
-                    grad_coef[j, t] = torch.dot(grad_in[j].reshape(-1), hs[t].reshape(-1))
-                if not need[t]:
-                    continue
-                if grads[t] is None:
-                    grads[t] = grad_in[j] * coef[j, t]
-                else:
-                    grads[t].addcmul_(grad_in[j], coef[j, t])
-        return grads[0], grads[1], grads[2], grad_coef, grad_w, None
+        flat_grad, flat_h = grad_in.view(grad_in.shape[0], -1), h.view(h.shape[0], -1)
+        grad_coef = torch.mm(flat_grad, flat_h.t()) if need_coef else None
+        grad_x = None
+        if need_x:
+            grad_h = torch.mm(coef.t(), flat_grad).view(h.shape)
+            for k in range(h.shape[0] - 1, 0, -1):  # back through the hops: += Ãᵀ grad_h[k]
+                grad_h[k - 1].addmm_(ctx.transposed, grad_h[k])
+            grad_x = grad_h[0]
+        return grad_x, grad_coef, grad_w, None, None
 
 
 class _ReleaseGate3(torch.autograd.Function):
@@ -207,7 +206,7 @@ class AutoGCNLayer(nn.Module):
         single_a_init: initial ``a`` in ``single`` mode (0 in the release).
     """
 
-    uses_sym_norm = True
+    uses_adjacency = True
 
     def __init__(
         self,
@@ -282,7 +281,7 @@ class AutoGCNLayer(nn.Module):
             total = torch.relu(self.p)
             c = total * a
         else:
-            total = torch.ones(self.num_filters, len(self.filters), device=self.weight.device)
+            total = self.weight.new_ones(self.num_filters, len(self.filters))
             c = 0.5 * total
         zero = torch.zeros_like(c)
         rows = {
@@ -307,12 +306,12 @@ class AutoGCNLayer(nn.Module):
         return "mid" in self.filters
 
     def filtered_inputs(
-        self, g: dgl.DGLGraph, x: torch.Tensor, norm: torch.Tensor | None = None
+        self, g: dgl.DGLGraph, x: torch.Tensor, adj: NormalizedAdjacency | None = None
     ) -> torch.Tensor:
         """Kernel outputs before the linear maps: ``(banks, filters, N, in_dim)``."""
-        norm = sym_norm(g) if norm is None else norm
-        h1 = propagate(g, x, norm)
-        terms = [x, h1] + ([propagate(g, h1, norm)] if self._needs_h2() else [])
+        adj = NormalizedAdjacency(g) if adj is None else adj
+        h1 = propagate(g, x, adj)
+        terms = [x, h1] + ([propagate(g, h1, adj)] if self._needs_h2() else [])
         coef = self.coefficients()[..., : len(terms)]
         return torch.einsum("bfk,knd->bfnd", coef, torch.stack(terms))
 
@@ -329,24 +328,22 @@ class AutoGCNLayer(nn.Module):
         return cost_propagate <= cost_project
 
     def _filter_outputs(
-        self, g: dgl.DGLGraph, x: torch.Tensor, norm: torch.Tensor
+        self, g: dgl.DGLGraph, x: torch.Tensor, adj: NormalizedAdjacency
     ) -> torch.Tensor:
         """Filter outputs ``(banks·filters, N, out_dim)``, bank-major, in ``self.filters`` order."""
         coef = self.coefficients().reshape(-1, 3)  # (banks·filters, 3): tiny
         if self._use_propagate_first(x):
-            # Form each filter's input c0·x + ck·hk (k = 2 for mid, else 1) and project it by
-            # its own weight (3 products instead of 6 when the coefficients are folded into the
-            # weights); see _CombineProject.
-            h1 = propagate(g, x, norm)
-            h2 = propagate(g, h1, norm) if self._needs_h2() else None
-            uses = tuple(2 if f == "mid" else 1 for f in self.filters) * self.num_filters
+            # Propagate x (in_dim columns per hop), form each filter's input Σ_k c_jk Ã^k x and
+            # project it by its own weight: see _FilterStage.
+            hops = 2 if self._needs_h2() else 1
             weight = self.weight.reshape(-1, self.in_dim, self.out_dim)
-            return _CombineProject.apply(x, h1, h2, coef, weight, uses)
+            matrices = adj.matrices(x.dtype)
+            return _FilterStage.apply(x, coef[:, : hops + 1].contiguous(), weight, *matrices)
         # Project first: y_j = x W_j for all filters in one product, then propagate out_dim
         # columns; the kernels commute with the linear maps, so the result is the same.
         w = self.weight.permute(2, 0, 1, 3).reshape(self.in_dim, -1)  # (in, banks·F·out)
         y = torch.sparse.mm(x, w) if x.is_sparse else x @ w
-        py = propagate(g, y, norm)
+        py = propagate(g, y, adj)
         n_j = coef.shape[0]
         # unbind (one copy in backward) rather than column slices (a zero-filled copy each)
         ys = y.view(-1, n_j, self.out_dim).unbind(1)
@@ -354,7 +351,7 @@ class AutoGCNLayer(nn.Module):
         outs = []
         for j, name in enumerate(self.filters * self.num_filters):
             if name == "mid":
-                outs.append(torch.addcmul(ys[j] * coef[j, 0], propagate(g, pys[j], norm),
+                outs.append(torch.addcmul(ys[j] * coef[j, 0], propagate(g, pys[j], adj),
                                           coef[j, 2]))
             else:
                 outs.append(torch.addcmul(ys[j] * coef[j, 0], pys[j], coef[j, 1]))
@@ -380,11 +377,11 @@ class AutoGCNLayer(nn.Module):
         g: dgl.DGLGraph,
         feat: torch.Tensor,
         snorm_n: torch.Tensor | None = None,
-        norm: torch.Tensor | None = None,
+        adj: NormalizedAdjacency | None = None,
     ) -> torch.Tensor:
-        """``feat`` (N, in_dim) → (N, out_dim). ``norm``: cached :func:`sym_norm` of ``g``."""
-        norm = sym_norm(g) if norm is None else norm
-        out = self._gate_and_sum(self._filter_outputs(g, feat, norm)) + self.bias
+        """``feat`` (N, in_dim) → (N, out_dim). ``adj``: cached normalised adjacency of ``g``."""
+        adj = NormalizedAdjacency(g) if adj is None else adj
+        out = self._gate_and_sum(self._filter_outputs(g, feat, adj)) + self.bias
         return self.post(feat, out, snorm_n)
 
     def extra_repr(self) -> str:

@@ -27,7 +27,7 @@ import torch
 from torch import nn
 
 from layers.post_processing import PostProcess
-from layers.propagation import propagate, sym_norm
+from layers.propagation import NormalizedAdjacency, propagate
 
 
 class ChebLayer(nn.Module):
@@ -39,7 +39,7 @@ class ChebLayer(nn.Module):
         dropout, graph_norm, batch_norm, residual: the shared post-processing.
     """
 
-    uses_sym_norm = True
+    uses_adjacency = True
 
     def __init__(
         self,
@@ -70,22 +70,22 @@ class ChebLayer(nn.Module):
         self.post.reset_parameters()
 
     def kernel_terms(
-        self, g: dgl.DGLGraph, x: torch.Tensor, norm: torch.Tensor | None = None
+        self, g: dgl.DGLGraph, x: torch.Tensor, adj: NormalizedAdjacency | None = None
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """The Chebyshev terms :math:`(T_0 x, T_1 x, T_2 x)` before the linear maps."""
-        norm = sym_norm(g) if norm is None else norm
-        ax = propagate(g, x, norm)
-        return x, -ax, 2 * propagate(g, ax, norm) - x
+        adj = NormalizedAdjacency(g) if adj is None else adj
+        ax = propagate(g, x, adj)
+        return x, -ax, 2 * propagate(g, ax, adj) - x
 
     def forward(
         self,
         g: dgl.DGLGraph,
         feat: torch.Tensor,
         snorm_n: torch.Tensor | None = None,
-        norm: torch.Tensor | None = None,
+        adj: NormalizedAdjacency | None = None,
     ) -> torch.Tensor:
         """``feat`` (N, in_dim) (dense or sparse COO) → (N, out_dim)."""
-        norm = sym_norm(g) if norm is None else norm
+        adj = NormalizedAdjacency(g) if adj is None else adj
         if feat.is_sparse:  # never densify: project the sparse input first
             project_first = True
         elif self.order == "auto":
@@ -94,9 +94,9 @@ class ChebLayer(nn.Module):
             project_first = self.order == "project"
         if project_first:  # x(W1 - W3) - Ã(xW2) + 2Ã²(xW3): propagations at the output width
             y1, y2, y3 = self.c1(feat), self.c2(feat), self.c3(feat)  # Linear accepts sparse COO
-            h = y1 - y3 + propagate(g, 2 * propagate(g, y3, norm) - y2, norm)
+            h = y1 - y3 + propagate(g, 2 * propagate(g, y3, adj) - y2, adj)
         else:
-            t0, t1, t2 = self.kernel_terms(g, feat, norm)
+            t0, t1, t2 = self.kernel_terms(g, feat, adj)
             h = self.c1(t0) + self.c2(t1) + self.c3(t2)
         if feat.is_sparse and self.post.residual:  # the residual adds the input: make it dense
             feat = feat.to_dense()

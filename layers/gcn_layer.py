@@ -13,15 +13,13 @@ uses the **out**-degree on the source side, :math:`s^{out}_u s^{in}_v`. The two 
 symmetric graphs (SBM, ZINC, citation graphs) but not on directed ones: the superpixel graphs are
 kNN graphs (every node has 8 out-edges, in-degrees vary), where ``"both"`` would weight a
 message by the sender's out-degree (constant 8) instead of its in-degree. To reproduce the
-release exactly we run ``GraphConv`` (its weight, its sum aggregation) with ``norm="none"`` on
-:math:`s \odot x` and scale the aggregate by :math:`s` before adding the bias, with :math:`s`
-the project's :func:`~layers.propagation.sym_norm` (the in-degree factor AutoGCN and ChebNet
-use, computed once per batch by the layer stack). The bias lives in the layer, not in
-``GraphConv``, so that it is added after the destination scaling; the parameter count is
-unchanged. (Per-edge weights :math:`s_u s_v` through ``GraphConv``'s ``edge_weight`` give the
-same output but were 3× slower on SBM batches.) ``norm="both"`` selects DGL 2.x's own
-normalisation. Parameters: ``in·out + out`` (+ ``2·out`` BatchNorm, always allocated as in the
-release).
+release exactly, ``"release"`` keeps ``GraphConv``'s weight and its order (project first when
+the output is narrower) but aggregates with the project's
+:func:`~layers.propagation.propagate`, the same sparse product AutoGCN and ChebNet use (the
+normalised adjacency is built once per batch by the layer stack), so that speed comparisons
+between the models compare the models. The bias lives in the layer and is added after the
+aggregation. ``norm="both"`` runs DGL 2.x's ``GraphConv`` as it is. Parameters: ``in·out + out``
+(+ ``2·out`` BatchNorm, always allocated as in the release).
 
 Post-processing (graph norm → BN → activation → residual → dropout) is
 :class:`~layers.post_processing.PostProcess`.
@@ -37,7 +35,7 @@ from dgl.nn.pytorch import GraphConv
 from torch import nn
 
 from layers.post_processing import PostProcess
-from layers.propagation import sym_norm
+from layers.propagation import NormalizedAdjacency, propagate
 
 GCN_NORMS = ("release", "both")
 
@@ -52,7 +50,7 @@ class GCNLayer(nn.Module):
         norm: ``"release"`` (in-degree on both sides) or ``"both"`` (DGL 2.x ``GraphConv``).
     """
 
-    uses_sym_norm = True
+    uses_adjacency = True
 
     def __init__(
         self,
@@ -86,14 +84,19 @@ class GCNLayer(nn.Module):
         g: dgl.DGLGraph,
         feat: torch.Tensor,
         snorm_n: torch.Tensor | None = None,
-        norm: torch.Tensor | None = None,
+        adj: NormalizedAdjacency | None = None,
     ) -> torch.Tensor:
-        """``feat`` (N, in_dim) → (N, out_dim). ``norm``: cached :func:`sym_norm` of ``g``."""
-        if feat.is_sparse:  # GraphConv scales its input by degree factors: needs a dense tensor
-            feat = feat.to_dense()
-        if self.norm == "release":
-            s = sym_norm(g) if norm is None else norm
-            h = self.conv(g, feat * s) * s  # s_v Σ_{u→v} s_u x_u W
+        """``feat`` (N, in_dim) → (N, out_dim). ``adj``: cached normalised adjacency of ``g``."""
+        if self.norm == "both":
+            dense = feat.to_dense() if feat.is_sparse else feat  # GraphConv needs a dense input
+            return self.post(dense, self.conv(g, dense) + self.bias, snorm_n)
+        adj = NormalizedAdjacency(g) if adj is None else adj
+        weight = self.conv.weight
+        if feat.is_sparse or weight.shape[0] > weight.shape[1]:  # project first (never densify)
+            projected = torch.sparse.mm(feat, weight) if feat.is_sparse else feat @ weight
+            h = propagate(g, projected, adj)
         else:
-            h = self.conv(g, feat)
+            h = propagate(g, feat, adj) @ weight
+        if feat.is_sparse and self.post.residual:  # the residual adds the input: make it dense
+            feat = feat.to_dense()
         return self.post(feat, h + self.bias, snorm_n)

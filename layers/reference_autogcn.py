@@ -46,7 +46,7 @@ def _propagate(g: dgl.DGLGraph, h: torch.Tensor) -> torch.Tensor:
 class ReferenceAutoGCNLayer(nn.Module):
     """The AutoGCN layer written plainly; same constructor arguments as ``AutoGCNLayer``."""
 
-    uses_sym_norm = False  # the layer stack must not pass a cached normalisation
+    uses_adjacency = False  # the layer stack must not pass a cached normalisation
 
     def __init__(
         self,

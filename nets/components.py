@@ -6,7 +6,7 @@ import dgl
 import torch
 from torch import nn
 
-from layers.propagation import sym_norm
+from layers.propagation import NormalizedAdjacency
 
 
 def make_encoder(kind: str, in_dim: int, hidden_dim: int) -> nn.Module:
@@ -28,14 +28,14 @@ def graph_readout(g: dgl.DGLGraph, h: torch.Tensor, how: str = "mean") -> torch.
 class LayerStack(nn.Module):
     """Applies graph layers in sequence, computing shared per-batch quantities once.
 
-    A layer whose class sets ``uses_sym_norm = True`` receives ``norm=sym_norm(g)``, computed
-    a single time per forward pass instead of once per propagation.
+    A layer whose class sets ``uses_adjacency = True`` receives ``adj=NormalizedAdjacency(g)``,
+    built a single time per forward pass instead of once per propagation.
     """
 
     def __init__(self, layers: list[nn.Module]) -> None:
         super().__init__()
         self.layers = nn.ModuleList(layers)
-        self._needs_norm = any(getattr(layer, "uses_sym_norm", False) for layer in layers)
+        self._needs_adj = any(getattr(layer, "uses_adjacency", False) for layer in layers)
 
     def forward(
         self,
@@ -44,11 +44,11 @@ class LayerStack(nn.Module):
         snorm_n: torch.Tensor | None = None,
         return_all: bool = False,
     ) -> torch.Tensor | list[torch.Tensor]:
-        norm = sym_norm(g) if self._needs_norm else None
+        adj = NormalizedAdjacency(g) if self._needs_adj else None
         hidden = [h]
         for layer in self.layers:
-            if getattr(layer, "uses_sym_norm", False):
-                h = layer(g, h, snorm_n, norm=norm)
+            if getattr(layer, "uses_adjacency", False):
+                h = layer(g, h, snorm_n, adj=adj)
             else:
                 h = layer(g, h, snorm_n)
             hidden.append(h)
