@@ -174,16 +174,19 @@ def test_chebnet_layer_matches_dense_formula(order):
     torch.testing.assert_close(layer(g, x.to_sparse()), expected, atol=1e-5, rtol=1e-4)
 
 
-def test_gcn_release_norm_uses_in_degree_on_both_sides():
+@pytest.mark.parametrize("in_dim,out_dim", [(4, 3), (3, 4)])  # project first / propagate first
+def test_gcn_release_norm_uses_in_degree_on_both_sides(in_dim, out_dim):
     g = random_graph(10, 0.3, 7)  # directed: in- and out-degrees differ
     torch.manual_seed(0)
-    layer = GCNLayer(4, 3, activation=None, batch_norm=False, graph_norm=False)
-    x = torch.randn(10, 4)
+    layer = GCNLayer(in_dim, out_dim, activation=None, batch_norm=False, graph_norm=False)
+    x = torch.randn(10, in_dim)
     with torch.no_grad():
         layer.bias.uniform_(-1, 1)
     expected = sym_normalised(g) @ x @ layer.conv.weight + layer.bias
     torch.testing.assert_close(layer(g, x), expected, atol=1e-5, rtol=1e-4)
-    both = GCNLayer(4, 3, activation=None, batch_norm=False, graph_norm=False, norm="both")
+    torch.testing.assert_close(layer(g, x.to_sparse()), expected, atol=1e-5, rtol=1e-4)
+    both = GCNLayer(in_dim, out_dim, activation=None, batch_norm=False, graph_norm=False,
+                    norm="both")
     both.load_state_dict(layer.state_dict())
     assert not torch.allclose(both(g, x), expected, atol=1e-4)  # DGL 2.x: out-degree at source
     sym = random_graph(10, 0.3, 8, symmetric=True)
