@@ -148,7 +148,7 @@ class _ReleaseGate3(torch.autograd.Function):
     For slots (L, M, H): ``L' = L σ(M + H)``, ``M' = M σ(L' + H)``, ``H' = H σ(L' + M')`` and the
     output ``L' + M' + H'``, written as ``u = L' + M'``, ``out = u + H σ(u)`` so that ``H'`` and
     ``M'`` are never formed (``addcmul``). The backward writes the three slot gradients straight
-    into one buffer: about 14 full-size passes instead of ~30 for autograd on the same graph.
+    into one buffer: 12 full-size passes instead of ~30 for autograd on the same graph.
     ``slots`` lists, per bank, the indices of (L, M, H) in ``stack``; banks are summed.
     """
 
@@ -177,17 +177,13 @@ class _ReleaseGate3(torch.autograd.Function):
         for n, (li, mi, hi) in enumerate(ctx.slots):
             a, b, c = saved[3 * n: 3 * n + 3]
             mid, high = stack[mi], stack[hi]
-            d_low, d_mid, d_high = grad_stack[li], grad_stack[mi], grad_stack[hi]
-            torch.mul(grad, c, out=d_high)  # out = u + H c
-            du = _sigmoid_backward(grad * high, c).add_(grad)
-            torch.mul(du, b, out=d_mid)  # u = L' + M b
-            dt = _sigmoid_backward(du * mid, b)  # b = σ(L' + H)
-            d_low_g = du.add_(dt)
-            d_high.add_(dt)
-            torch.mul(d_low_g, a, out=d_low)  # L' = L a
+            du = _sigmoid_backward(grad * high, c).add_(grad)  # out = u + H σ(u)
+            dt = _sigmoid_backward(du * mid, b)  # u = L' + M b, b = σ(L' + H)
+            d_low_g = du + dt
+            torch.mul(d_low_g, a, out=grad_stack[li])  # L' = L a
             ds = _sigmoid_backward(d_low_g.mul_(stack[li]), a)  # a = σ(M + H)
-            d_mid.add_(ds)
-            d_high.add_(ds)
+            torch.addcmul(ds, du, b, out=grad_stack[mi])
+            torch.addcmul(dt.add_(ds), grad, c, out=grad_stack[hi])
         return grad_stack, None
 
 
