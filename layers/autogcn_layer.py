@@ -137,7 +137,8 @@ class _FilterStage(torch.autograd.Function):
         if need_x:
             grad_h = torch.mm(coef.t(), flat_grad).view(h.shape)
             for k in range(h.shape[0] - 1, 0, -1):  # back through the hops: += Ãᵀ grad_h[k]
-                grad_h[k - 1].addmm_(ctx.transposed, grad_h[k])
+                # addmm.out, the form with sparse-CSR kernels on both CPU and CUDA
+                torch.addmm(grad_h[k - 1], ctx.transposed, grad_h[k], out=grad_h[k - 1])
             grad_x = grad_h[0]
         return grad_x, grad_coef, grad_w, None, None
 
