@@ -58,7 +58,7 @@ from torch import nn
 from torch.autograd.function import once_differentiable
 
 from layers.post_processing import PostProcess
-from layers.propagation import NormalizedAdjacency, propagate
+from layers.propagation import NormalizedAdjacency, propagate, sparse_mm
 
 FILTERS = ("low", "mid", "high")
 MODES = ("over", "single", "fix")
@@ -109,8 +109,8 @@ class _FilterStage(torch.autograd.Function):
         hops = coef.shape[1] - 1
         h = x.new_empty(hops + 1, *x.shape)
         h[0].copy_(x)
-        for k in range(1, hops + 1):  # beta=0: h[k] is written, never read
-            torch.addmm(h[k], matrix, h[k - 1], beta=0, out=h[k])
+        for k in range(1, hops + 1):
+            sparse_mm(matrix, h[k - 1], out=h[k])
         n_j = weight.shape[0]
         inputs = torch.mm(coef, h.view(hops + 1, -1)).view(n_j, *x.shape)
         out = x.new_empty(n_j, x.shape[0], weight.shape[2])
@@ -137,8 +137,7 @@ class _FilterStage(torch.autograd.Function):
         if need_x:
             grad_h = torch.mm(coef.t(), flat_grad).view(h.shape)
             for k in range(h.shape[0] - 1, 0, -1):  # back through the hops: += Ãᵀ grad_h[k]
-                # addmm.out, the form with sparse-CSR kernels on both CPU and CUDA
-                torch.addmm(grad_h[k - 1], ctx.transposed, grad_h[k], out=grad_h[k - 1])
+                sparse_mm(ctx.transposed, grad_h[k], out=grad_h[k - 1], accumulate=True)
             grad_x = grad_h[0]
         return grad_x, grad_coef, grad_w, None, None
 

@@ -41,10 +41,21 @@ def _csr(indptr: torch.Tensor, indices: torch.Tensor, s: torch.Tensor) -> torch.
     return torch.sparse_csr_tensor(indptr, indices, values, (n, n))
 
 
-def _sparse_mm(matrix: torch.Tensor, dense: torch.Tensor) -> torch.Tensor:
-    """``matrix @ dense`` into a fresh buffer (``torch.sparse.mm`` zero-fills and copies first)."""
-    out = dense.new_empty(matrix.shape[0], dense.shape[1])
-    return torch.addmm(out, matrix, dense, beta=0, out=out)
+def sparse_mm(
+    matrix: torch.Tensor,
+    dense: torch.Tensor,
+    out: torch.Tensor | None = None,
+    accumulate: bool = False,
+) -> torch.Tensor:
+    """``matrix @ dense`` (CSR × dense) written into ``out`` (a fresh buffer when omitted).
+
+    ``accumulate=True`` adds to ``out`` instead. Goes through ``addmm.out``, the overload with
+    sparse-CSR kernels on CPU and CUDA; ``beta=0`` never reads ``out`` (``torch.sparse.mm``
+    zero-fills and copies first).
+    """
+    if out is None:
+        out = dense.new_empty(matrix.shape[0], dense.shape[1])
+    return torch.addmm(out, matrix, dense, beta=1 if accumulate else 0, out=out)
 
 
 class NormalizedAdjacency:
@@ -74,12 +85,12 @@ class _SparseProduct(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, matrix, transposed):  # x: (N, d) dense
         ctx.transposed = transposed
-        return _sparse_mm(matrix, x)
+        return sparse_mm(matrix, x)
 
     @staticmethod
     @once_differentiable
     def backward(ctx, grad):
-        return _sparse_mm(ctx.transposed, grad.contiguous()), None, None
+        return sparse_mm(ctx.transposed, grad.contiguous()), None, None
 
 
 def propagate(
