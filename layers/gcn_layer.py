@@ -67,6 +67,7 @@ class GCNLayer(nn.Module):
         if norm not in GCN_NORMS:
             raise ValueError(f"unknown GCN norm {norm!r}; expected one of {GCN_NORMS}")
         self.norm = norm
+        self.uses_adjacency = norm == "release"  # "both": GraphConv normalises by itself
         self.conv = GraphConv(in_dim, out_dim, norm="none" if norm == "release" else "both",
                               bias=False, allow_zero_in_degree=True)
         self.bias = nn.Parameter(torch.zeros(out_dim))
