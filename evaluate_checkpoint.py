@@ -13,30 +13,24 @@ import json
 import logging
 import sys
 
-import torch
-
 from data.common import DataError
-from nets.gnn_net import NetIO
-from nets.registry import build_net
+from train.checkpoint import CheckpointError, load_checkpoint, model_from_checkpoint
 from train.config import ConfigError
-from train.device import DeviceError, select_device
+from train.device import DeviceError, check_device, select_device
 from train.runner import load_data
 from train.tasks import task_for_dataset
 
 
 def evaluate_checkpoint(path: str, data_overrides: dict, use_gpu: bool = False) -> dict:
     """Metrics of the checkpoint's weights on every available split."""
-    ckpt = torch.load(path, map_location="cpu")
+    ckpt = load_checkpoint(path)
     cfg = ckpt["config"]
     cfg["data"].update({k: v for k, v in data_overrides.items() if v is not None})
     task = task_for_dataset(cfg["dataset"])
     device = select_device(use_gpu, cfg["gpu"]["id"])
     _, io, make_loop = load_data(task, cfg)
-    if io.__dict__ != ckpt["io"]:
-        saved = NetIO(**ckpt["io"])
-        raise DataError(f"the data does not match the checkpoint: {io} vs {saved}")
-    model = build_net(cfg["model"], io, cfg["net_params"]).to(device)
-    model.load_state_dict(ckpt["state_dict"])
+    check_device(device)
+    model = model_from_checkpoint(ckpt, io).to(device)
     loop = make_loop(ckpt.get("run", 0), ckpt["seed"], device)
     results = {}
     for split in ("train", "val", "test"):
@@ -61,10 +55,7 @@ def main(argv: list[str] | None = None) -> int:
                  "cache_dir": args.cache_dir, "max_graphs": args.max_graphs}
     try:
         result = evaluate_checkpoint(args.checkpoint, overrides, args.use_gpu)
-    except FileNotFoundError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    except (ConfigError, DataError, DeviceError, ValueError) as err:
+    except (CheckpointError, ConfigError, DataError, DeviceError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     print(json.dumps(result, indent=2))

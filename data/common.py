@@ -3,13 +3,14 @@
 Every loader in ``data/`` returns a :class:`GraphDataset`: three :class:`GraphSplit` objects
 (a split that is not available is ``None``) plus the sizes a net needs. Conventions:
 
-* node input features live in ``g.ndata['feat']`` (integer ids for SBM/ZINC, floats otherwise),
-  edge features in ``g.edata['feat']``;
+* graphs are :class:`~data.graph.Graph` objects; node input features live in
+  ``g.ndata['feat']`` (integer ids for SBM/ZINC, floats otherwise), edge features, where a
+  dataset has them, in ``g.edata['feat']``;
 * each sample's target is a tensor with a leading dimension that concatenates across a batch:
   ``(N_g,)`` node labels for SBM graphs, ``(1,)`` for graph-level targets.
 
 :func:`collate_graphs` batches samples and attaches the graph-size normalisation factors
-``snorm_n = 1/sqrt(N_g)`` per node and ``snorm_e = 1/sqrt(E_g)`` per edge.
+``snorm_n = 1/sqrt(N_g)`` per node.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import dgl
 import torch
 from torch.utils.data import Dataset
+
+from data.graph import Graph
 
 
 class DataError(RuntimeError):
@@ -27,9 +29,9 @@ class DataError(RuntimeError):
 
 
 class GraphSplit(Dataset):
-    """One split of a graph dataset: a list of DGL graphs and their targets."""
+    """One split of a graph dataset: a list of graphs and their targets."""
 
-    def __init__(self, graphs: Sequence[dgl.DGLGraph], labels: Sequence[torch.Tensor]):
+    def __init__(self, graphs: Sequence[Graph], labels: Sequence[torch.Tensor]):
         if len(graphs) != len(labels):
             raise ValueError(f"{len(graphs)} graphs but {len(labels)} labels")
         self.graphs = list(graphs)
@@ -38,12 +40,12 @@ class GraphSplit(Dataset):
     def __len__(self) -> int:
         return len(self.graphs)
 
-    def __getitem__(self, idx: int) -> tuple[dgl.DGLGraph, torch.Tensor]:
+    def __getitem__(self, idx: int) -> tuple[Graph, torch.Tensor]:
         return self.graphs[idx], self.labels[idx]
 
     def with_self_loops(self) -> GraphSplit:
         """A copy whose graphs carry one self-loop per node (edge features zero-filled)."""
-        graphs = [dgl.add_self_loop(dgl.remove_self_loop(g)) for g in self.graphs]
+        graphs = [g.remove_self_loops().add_self_loops() for g in self.graphs]
         return GraphSplit(graphs, self.labels)
 
     def stats(self) -> dict[str, float]:
@@ -92,21 +94,22 @@ class GraphDataset:
         )
 
 
-def graph_size_norms(g: dgl.DGLGraph) -> tuple[torch.Tensor, torch.Tensor]:
-    """``snorm_n`` (nodes, 1) and ``snorm_e`` (edges, 1) of a batched graph."""
-    n_nodes = g.batch_num_nodes().float()
-    n_edges = g.batch_num_edges().float()
-    snorm_n = torch.repeat_interleave(n_nodes.clamp(min=1).rsqrt(), g.batch_num_nodes())
-    snorm_e = torch.repeat_interleave(n_edges.clamp(min=1).rsqrt(), g.batch_num_edges())
-    return snorm_n.unsqueeze(1), snorm_e.unsqueeze(1)
+def graph_size_norm(g: Graph) -> torch.Tensor:
+    """``snorm_n = 1/sqrt(N_g)`` per node of a batched graph, ``(nodes, 1)``."""
+    sizes = g.batch_num_nodes()
+    return torch.repeat_interleave(sizes.float().clamp(min=1).rsqrt(), sizes,
+                                   output_size=g.num_nodes()).unsqueeze(1)
 
 
 def collate_graphs(
-    samples: Sequence[tuple[dgl.DGLGraph, torch.Tensor]],
-) -> tuple[dgl.DGLGraph, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Batch ``(graph, target)`` samples into ``(graph, targets, snorm_n, snorm_e)``."""
+    samples: Sequence[tuple[Graph, torch.Tensor]],
+) -> tuple[Graph, torch.Tensor, torch.Tensor]:
+    """Batch ``(graph, target)`` samples into ``(graph, targets, snorm_n)``.
+
+    The batch's index structure (degrees, in- and out-edge groupings) is built here, so that in
+    a data-loader worker it is built off the training process and travels with the batch.
+    """
     graphs, labels = zip(*samples)
-    batched = dgl.batch(list(graphs))
+    batched = Graph.batch(list(graphs)).build_structure()
     targets = torch.cat([torch.as_tensor(y).reshape(-1) if y.dim() == 0 else y for y in labels])
-    snorm_n, snorm_e = graph_size_norms(batched)
-    return batched, targets, snorm_n, snorm_e
+    return batched, targets, graph_size_norm(batched)

@@ -1,4 +1,20 @@
-"""One entry point from a dataset name and the config's ``data`` section to loaded data."""
+"""One entry point from a dataset name and the config's ``data`` section to loaded data.
+
+``data_source`` (``--data_source``) picks where a dataset comes from; None means the first
+(default) entry of :data:`DATA_SOURCES`:
+
+==============  ==========================================================================
+generate        SBM_*: our seeded generator, files under ``data_dir`` (no extra package)
+raw             the published raw files in ``data_dir`` (ZINC pickles, MNIST/CIFAR10 images,
+                Planetoid/Squirrel/YelpChi files; ogb for ARXIV_YEAR)
+dgl             DGL's downloadable built-in dataset, converted with ``data.interop.from_dgl``:
+                needs the DGL profile (``bash scripts/setup.sh --dgl``)
+pyg             PyG's dataset, converted with ``data.interop.from_pyg``: needs
+                ``pip install torch_geometric``
+==============  ==========================================================================
+
+A source a dataset does not offer, or a missing package, is a one-line :class:`DataError`.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +22,47 @@ import os
 from typing import Any
 
 from data.common import DataError, GraphDataset
+from data.node_datasets import NODE_SOURCES, NodeDataset, load_node_dataset, node_dataset_key
 
 DEFAULT_DATA_ROOT = os.environ.get("AUTOGCN_DATA", "datasets")
+
+# Batched-graph datasets; the first source is the default.
+GRAPH_SOURCES: dict[str, tuple[str, ...]] = {
+    "SBM_CLUSTER": ("generate", "dgl", "pyg"),
+    "SBM_PATTERN": ("generate", "dgl", "pyg"),
+    "ZINC": ("raw", "dgl", "pyg"),
+    "MNIST": ("raw", "dgl", "pyg"),
+    "CIFAR10": ("raw", "dgl", "pyg"),
+}
+# Every dataset with the sources it accepts (node datasets: see data.node_datasets).
+DATA_SOURCES: dict[str, tuple[str, ...]] = {**GRAPH_SOURCES, **NODE_SOURCES}
+# What a config may name at all (the per-dataset check is resolve_data_source).
+SOURCE_CHOICES = ("generate", "raw", "dgl", "pyg")
+
+
+def data_sources(dataset: str) -> tuple[str, ...]:
+    """The sources ``dataset`` accepts, its default first; DataError for an unknown dataset."""
+    key = dataset if dataset in GRAPH_SOURCES else _node_key(dataset)
+    return DATA_SOURCES[key]
+
+
+def _node_key(dataset: str) -> str:
+    try:
+        return node_dataset_key(dataset)
+    except ValueError:
+        raise DataError(f"unknown dataset {dataset!r}; valid: {', '.join(DATA_SOURCES)}") \
+            from None
+
+
+def resolve_data_source(dataset: str, source: str | None) -> str:
+    """``source`` checked against what ``dataset`` offers (None: its default)."""
+    valid = data_sources(dataset)
+    if source is None:
+        return valid[0]
+    if source not in valid:
+        raise DataError(f"data_source {source!r} is not available for {dataset}; valid: "
+                        f"{', '.join(valid)}")
+    return source
 
 
 def default_data_dir(dataset: str) -> str:
@@ -19,22 +74,33 @@ def default_data_dir(dataset: str) -> str:
 
 def load_graph_dataset(dataset: str, data_cfg: dict[str, Any]) -> GraphDataset:
     """Load a batched-graph dataset (SBM_*, ZINC, MNIST, CIFAR10) as the config says."""
+    if dataset not in GRAPH_SOURCES:
+        raise DataError(f"unknown graph dataset {dataset!r}; valid: {', '.join(GRAPH_SOURCES)}")
     data_dir = data_cfg.get("data_dir") or default_data_dir(dataset)
-    source = data_cfg.get("data_source")
+    source = resolve_data_source(dataset, data_cfg.get("data_source"))
     max_graphs = data_cfg.get("max_graphs")
     if dataset in ("SBM_CLUSTER", "SBM_PATTERN"):
         from data.sbm import load_sbm_dataset
 
-        return load_sbm_dataset(dataset, data_dir, max_graphs=max_graphs,
-                                source=source or "generate", variant=data_cfg.get("sbm_variant"))
+        variant = data_cfg.get("sbm_variant")
+        if variant is not None and source != "generate":
+            raise DataError(f"sbm_variant {variant!r} exists only with data_source generate "
+                            f"(got {source})")
+        return load_sbm_dataset(dataset, data_dir, max_graphs=max_graphs, source=source,
+                                variant=variant)
     if dataset == "ZINC":
         from data.molecules import load_zinc
 
-        return load_zinc(data_dir, max_graphs=max_graphs, source=source or "raw")
-    if dataset in ("MNIST", "CIFAR10"):
-        from data.superpixels import load_superpixels
+        return load_zinc(data_dir, max_graphs=max_graphs, source=source)
+    from data.superpixels import load_superpixels
 
-        return load_superpixels(dataset, data_dir, cache_dir=data_cfg.get("cache_dir"),
-                                max_graphs=max_graphs, source=source or "raw",
-                                workers=data_cfg.get("workers"))
-    raise DataError(f"unknown graph dataset {dataset!r}")
+    return load_superpixels(dataset, data_dir, cache_dir=data_cfg.get("cache_dir"),
+                            max_graphs=max_graphs, source=source,
+                            workers=data_cfg.get("workers"))
+
+
+def load_node_data(dataset: str, data_cfg: dict[str, Any]) -> NodeDataset:
+    """Load a single-graph node dataset (PUBMED, SQUIRREL, ARXIV_YEAR, YELPCHI) as the config
+    says (``data_dir``, ``data_source``)."""
+    source = resolve_data_source(dataset, data_cfg.get("data_source"))
+    return load_node_dataset(dataset, data_cfg.get("data_dir"), source)

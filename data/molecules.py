@@ -8,12 +8,19 @@ Two sources:
   ``test.pickle``. Unpickling needs torch (the entries are torch tensors). If a ``<split>.index``
   file sits next to a pickle that holds more molecules than it lists (the full-ZINC pickles of the
   ``molecules.zip`` release), the listed subset is taken, as benchmarking-gnns did.
-* ``source="dgl"`` uses ``dgl.data.ZINCDataset`` (downloads ZINC12k.zip from data.dgl.ai).
+* ``source="dgl"`` converts ``dgl.data.ZINCDataset`` (downloads ZINC12k.zip from data.dgl.ai;
+  DGL profile) through :func:`data.interop.from_dgl`.
+* ``source="pyg"`` converts ``torch_geometric.datasets.ZINC(subset=True)`` (the same 12k subset,
+  downloaded into ``<data_dir>/pyg``; needs ``pip install torch_geometric``) through
+  :func:`data.interop.from_pyg`. PyG builds its graphs from the same raw pickles with the same
+  rule (``bond_type.nonzero()``, so the same edge order); its atom types come as ``x`` (N, 1)
+  (``z`` (N,) in old PyG releases) and become ``(N,)`` here, bond types ``edge_attr`` (E,).
 
-Graphs: ``g.ndata['feat']`` = atom type (int64, vocabulary 28), one directed edge per nonzero
-entry of ``bond_type`` in row-major order (the matrix is symmetric, so every bond appears in both
-directions, as the benchmark stored it), ``g.edata['feat']`` = bond type (int64, 1..3; vocabulary
-4 with 0 = none). Targets are float32 tensors of shape ``(1,)``.
+Graphs (:class:`~data.graph.Graph`): ``g.ndata['feat']`` = atom type (int64 ``(N,)``,
+vocabulary 28), one directed edge per nonzero entry of ``bond_type`` in row-major order (the
+matrix is symmetric, so every bond appears in both directions, as the benchmark stored it),
+``g.edata['feat']`` = bond type (int64 ``(E,)``, 1..3; vocabulary 4 with 0 = none). Targets are
+float32 tensors of shape ``(1,)``. Every source gives this form.
 
 Run ``python -m data.molecules --data_dir DIR`` to print per-split statistics.
 """
@@ -28,25 +35,28 @@ import pickle
 import time
 from pathlib import Path
 
-import dgl
 import torch
 
 from data.common import DataError, GraphDataset, GraphSplit
+from data.graph import Graph
+from data.interop import from_dgl, from_pyg, require_dgl, require_pyg
 
 log = logging.getLogger(__name__)
 
 NUM_ATOM_TYPES = 28
 NUM_BOND_TYPES = 4
 SPLITS = ("train", "val", "test")
+SOURCES = ("raw", "dgl", "pyg")
 MOLECULES_URL = "https://www.dropbox.com/s/feo9qle74kg48gy/molecules.zip?dl=1"
 _HOW_TO_GET = (
     "Get the data with `--data_source dgl` (dgl.data.ZINCDataset, downloads ZINC12k from "
-    "data.dgl.ai), or download the benchmarking-gnns molecules release "
+    "data.dgl.ai; DGL profile) or `--data_source pyg` (torch_geometric.datasets.ZINC), or "
+    "download the benchmarking-gnns molecules release "
     f"({MOLECULES_URL}; with its train/val/test.index subset files) and unpack it into that folder."
 )
 
 
-def molecule_to_graph(mol: dict) -> tuple[dgl.DGLGraph, torch.Tensor]:
+def molecule_to_graph(mol: dict) -> tuple[Graph, torch.Tensor]:
     """One raw molecule dict to ``(graph, target)``; vectorised over atoms and bonds."""
     atoms = torch.as_tensor(mol["atom_type"]).reshape(-1).long()
     bonds = torch.as_tensor(mol["bond_type"])
@@ -55,9 +65,7 @@ def molecule_to_graph(mol: dict) -> tuple[dgl.DGLGraph, torch.Tensor]:
         raise DataError(f"bond_type has shape {tuple(bonds.shape)} for {n} atoms")
     # nonzero() scans row-major, giving the same edge order as the benchmark's edge list.
     src, dst = bonds.nonzero(as_tuple=True)
-    g = dgl.graph((src, dst), num_nodes=n)
-    g.ndata["feat"] = atoms
-    g.edata["feat"] = bonds[src, dst].long()
+    g = Graph(src, dst, n, ndata={"feat": atoms}, edata={"feat": bonds[src, dst].long()})
     target = torch.as_tensor(mol["logP_SA_cycle_normalized"], dtype=torch.float32).reshape(1)
     return g, target
 
@@ -99,26 +107,66 @@ def _load_raw_split(folder: Path, split: str, max_graphs: int | None) -> GraphSp
     return GraphSplit(graphs, labels)
 
 
+def _molecule(g: Graph, atoms: torch.Tensor | None, bonds: torch.Tensor | None,
+              y) -> tuple[Graph, torch.Tensor]:
+    """A converted molecule in our form: int64 (N,) atom types, int64 (E,) bond types."""
+    if atoms is None or bonds is None:
+        raise DataError("a converted ZINC graph lacks its atom or bond types")
+    g = Graph(g.src, g.dst, g.num_nodes(), ndata={"feat": atoms.long().reshape(-1)},
+              edata={"feat": bonds.long().reshape(-1)})
+    return g, torch.as_tensor(y, dtype=torch.float32).reshape(1)
+
+
 def _load_dgl_split(data_dir: Path, split: str, max_graphs: int | None) -> GraphSplit:
+    dgl = require_dgl("ZINC with --data_source dgl")
     mode = {"train": "train", "val": "valid", "test": "test"}[split]
     try:
         ds = dgl.data.ZINCDataset(mode=mode, raw_dir=str(data_dir))
     except Exception as exc:  # network errors come in many types
         raise DataError(
-            f"dgl.data.ZINCDataset(mode={mode!r}, raw_dir={str(data_dir)!r}) failed: {exc}. "
-            "It downloads ZINC12k.zip from data.dgl.ai, which needs internet; offline, use "
-            "`--data_source raw` with the benchmarking-gnns pickles."
+            f"dgl.data.ZINCDataset(mode={mode!r}, raw_dir={str(data_dir)!r}) failed: "
+            f"{_short(exc)}. It downloads ZINC12k.zip from data.dgl.ai, which needs internet; "
+            "offline, use `--data_source raw` with the benchmarking-gnns pickles."
         ) from exc
     n = len(ds) if max_graphs is None else min(max_graphs, len(ds))
     graphs, labels = [], []
     for i in range(n):
         g, y = ds[i]
-        # DGL already stores 'feat' on nodes/edges; make the dtypes match the raw path.
-        g.ndata["feat"] = g.ndata["feat"].long().reshape(-1)
-        g.edata["feat"] = g.edata["feat"].long().reshape(-1)
+        g = from_dgl(g)
+        g, y = _molecule(g, g.ndata.get("feat"), g.edata.get("feat"), y)
         graphs.append(g)
-        labels.append(torch.as_tensor(y, dtype=torch.float32).reshape(1))
+        labels.append(y)
     return GraphSplit(graphs, labels)
+
+
+def _load_pyg_split(data_dir: Path, split: str, max_graphs: int | None) -> GraphSplit:
+    datasets = require_pyg("ZINC with --data_source pyg")
+    root = data_dir / "pyg"
+    try:
+        ds = datasets.ZINC(root=str(root), subset=True, split=split)
+    except Exception as exc:  # network errors come in many types
+        raise DataError(
+            f"torch_geometric.datasets.ZINC(root={str(root)!r}, subset=True, split={split!r}) "
+            f"failed: {_short(exc)}. It downloads the molecules release, which needs internet; "
+            "offline, use `--data_source raw` with the benchmarking-gnns pickles."
+        ) from exc
+    n = len(ds) if max_graphs is None else min(max_graphs, len(ds))
+    graphs, labels = [], []
+    for i in range(n):
+        data = ds[i]
+        g = from_pyg(data)
+        atoms = g.ndata.get("feat")
+        if atoms is None:  # PyG releases before 2.0 stored the atom types as ``z``
+            atoms = getattr(data, "z", None)
+        g, y = _molecule(g, atoms, g.edata.get("feat"), data.y)
+        graphs.append(g)
+        labels.append(y)
+    return GraphSplit(graphs, labels)
+
+
+def _short(exc: BaseException, limit: int = 160) -> str:
+    text = " ".join(f"{type(exc).__name__}: {exc}".split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def zinc_statistics(ds: GraphDataset) -> dict:
@@ -138,7 +186,7 @@ def zinc_statistics(ds: GraphDataset) -> dict:
 def load_zinc(
     data_dir: str | os.PathLike, max_graphs: int | None = None, source: str = "raw"
 ) -> GraphDataset:
-    """Load ZINC (12k subset) from raw benchmarking-gnns pickles or from DGL's built-in dataset.
+    """Load ZINC (12k subset) from raw benchmarking-gnns pickles, DGL's or PyG's copy.
 
     ``max_graphs`` converts only the first N molecules of every split. A missing val/test pickle
     is logged and returned as None; a missing train pickle or folder raises :class:`DataError`.
@@ -156,8 +204,10 @@ def load_zinc(
         splits = {s: _load_raw_split(folder, s, max_graphs) for s in SPLITS}
     elif source == "dgl":
         splits = {s: _load_dgl_split(folder, s, max_graphs) for s in SPLITS}
+    elif source == "pyg":
+        splits = {s: _load_pyg_split(folder, s, max_graphs) for s in SPLITS}
     else:
-        raise ValueError(f"unknown ZINC source {source!r}; use 'raw' or 'dgl'")
+        raise ValueError(f"unknown ZINC source {source!r}; use one of {', '.join(SOURCES)}")
     ds = GraphDataset(
         name="ZINC",
         train=splits["train"],
@@ -175,11 +225,14 @@ def load_zinc(
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Load ZINC and print split statistics")
     parser.add_argument("--data_dir", required=True)
-    parser.add_argument("--data_source", default="raw", choices=["raw", "dgl"])
+    parser.add_argument("--data_source", default="raw", choices=SOURCES)
     parser.add_argument("--max_graphs", type=int, default=None)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
-    ds = load_zinc(args.data_dir, max_graphs=args.max_graphs, source=args.data_source)
+    try:
+        ds = load_zinc(args.data_dir, max_graphs=args.max_graphs, source=args.data_source)
+    except DataError as exc:
+        raise SystemExit(f"error: {exc}") from None
     print(f"ZINC from {args.data_dir} ({args.data_source}), loaded in "
           f"{ds.info['load_time_s']:.1f}s")
     for split, s in ds.info["splits"].items():

@@ -3,9 +3,9 @@
 Every loader returns a :class:`NodeDataset` with the same conventions, so the training code can
 treat the four datasets alike:
 
-* ``graph`` is symmetric, carries no self-loops and no duplicate edges, uses int64 ids and lives on
-  the CPU. AutoGCN never adds self-loops (spec section 4); models that want them (GCN/GAT/SGC with
-  ``self_loop``) add them themselves.
+* ``graph`` is a :class:`~data.graph.Graph`: symmetric, no self-loops, no duplicate edges, int64
+  ids sorted by (src, dst), on the CPU. AutoGCN never adds self-loops (spec section 4); models
+  that want them (GCN/GAT/SGC with ``self_loop``) add them themselves.
 * ``features`` is float32 ``(N, F)``. Where the source is sparse (PubMed TF-IDF, Squirrel binary
   bag of words) it is a coalesced torch sparse COO tensor, so that wide inputs are never densified.
 * ``labels`` is int64 ``(N,)``; a node without a label would carry ``-1`` (none of the four
@@ -16,7 +16,26 @@ Splits (:func:`get_split`): mode ``"random"`` draws a seeded permutation with 60
 (the paper) and 50/25/25 (2:1:1, the LINKX protocol the paper follows) for the other three; mode
 ``"fixed"`` cycles through ``fixed_splits``.
 
-Sources and what each loader does are written in the loader docstrings and in ``info``.
+Sources (``source=``, the ``--data_source`` option; details in the loader docstrings and in
+``info``):
+
+* ``"raw"`` (default): the published files in ``data_dir`` -- Planetoid ``ind.pubmed.*``,
+  ``squirrel_directed.npz``, ``YelpChi.mat`` (read with scipy, no DGL) -- or ogb for Arxiv-year.
+  Where PubMed's or YelpChi's files are missing and DGL is installed (the DGL profile), DGL's
+  download (``PubmedGraphDataset`` / ``FraudYelpDataset``) is used as before; without DGL the
+  error says which files to provide.
+* ``"dgl"`` (PUBMED, YELPCHI; DGL profile): DGL's dataset, downloaded into ``data_dir``.
+* ``"pyg"`` (PUBMED, SQUIRREL; ``pip install torch_geometric``): ``Planetoid(name="PubMed")``
+  and ``WikipediaNetwork(name="squirrel", geom_gcn_preprocess=True)`` under ``<data_dir>/pyg``,
+  converted with :func:`data.interop.from_pyg` to the conventions above. PubMed: PyG keeps the
+  raw TF-IDF values, which are row-normalised here as in the raw path; features, labels, edges
+  and the public split come from the same Planetoid reconstruction. Squirrel: PyG reads
+  geom-gcn's own release (dense binary features, the directed edge list coalesced, i.e. sorted
+  and deduplicated, the 10 split masks as ``(N, 10)`` columns); after symmetrisation it is the
+  same graph, features, labels and splits as ``squirrel_directed.npz``. What differs is only
+  ``info``: its input-edge counts are those of PyG's processed edge list (PyG drops PubMed's
+  self-loops and duplicates itself, so ``self_loops_removed`` is 0 there).
+
 Run ``python -m data.node_datasets --name SQUIRREL --data_dir ../shared/data/squirrel`` to print
 the statistics of a dataset.
 """
@@ -32,15 +51,23 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import dgl
 import numpy as np
 import scipy.sparse as sp
 import torch
 from torch import Tensor
 
 from data.common import DataError
+from data.graph import Graph
+from data.interop import MissingDependency, from_dgl, from_pyg, require_dgl, require_pyg
 
 NODE_DATASETS = ("PUBMED", "SQUIRREL", "ARXIV_YEAR", "YELPCHI")
+# Which ``source`` values each dataset accepts (the first is the default).
+NODE_SOURCES: dict[str, tuple[str, ...]] = {
+    "PUBMED": ("raw", "dgl", "pyg"),
+    "SQUIRREL": ("raw", "pyg"),
+    "ARXIV_YEAR": ("raw",),
+    "YELPCHI": ("raw", "dgl"),
+}
 
 # Random-split ratios per dataset: PubMed as in the paper, the others 2:1:1 as in LINKX.
 SPLIT_RATIOS: dict[str, tuple[float, float, float]] = {
@@ -64,7 +91,7 @@ class NodeDataset:
     """One graph with node features, node labels and (optionally) published splits."""
 
     name: str
-    graph: dgl.DGLGraph
+    graph: Graph
     features: Tensor
     labels: Tensor
     num_classes: int
@@ -113,10 +140,11 @@ def symmetrise_edges(src: Tensor, dst: Tensor, num_nodes: int) -> tuple[Tensor, 
     return keys // num_nodes, keys % num_nodes, stats
 
 
-def build_graph(src: Tensor, dst: Tensor, num_nodes: int) -> tuple[dgl.DGLGraph, dict]:
-    """A symmetric int64 DGL graph without self-loops from any (possibly directed) edge list."""
+def build_graph(src: Tensor, dst: Tensor, num_nodes: int) -> tuple[Graph, dict]:
+    """A symmetric int64 :class:`Graph` without self-loops from any (possibly directed) edge
+    list."""
     s, d, stats = symmetrise_edges(src, dst, num_nodes)
-    g = dgl.graph((s, d), num_nodes=num_nodes, idtype=torch.int64, device="cpu")
+    g = Graph(s, d, num_nodes)
     stats["directed_edges"] = g.num_edges()
     stats["undirected_edges"] = g.num_edges() // 2
     return g, stats
@@ -127,7 +155,7 @@ def to_torch_sparse(matrix: sp.spmatrix | np.ndarray) -> Tensor:
     coo = sp.coo_matrix(matrix, dtype=np.float32)
     indices = torch.from_numpy(np.vstack([coo.row, coo.col]).astype(np.int64))
     values = torch.from_numpy(coo.data.astype(np.float32))
-    return torch.sparse_coo_tensor(indices, values, coo.shape).coalesce()
+    return torch.sparse_coo_tensor(indices, values, coo.shape, check_invariants=True).coalesce()
 
 
 def row_normalise(matrix: sp.spmatrix) -> sp.csr_matrix:
@@ -306,44 +334,90 @@ def read_planetoid(folder: str | os.PathLike, prefix: str = "pubmed") -> dict:
     }
 
 
+def _pyg_root(data_dir: str | os.PathLike | None) -> str:
+    base = os.environ.get("AUTOGCN_DATA", "datasets") if data_dir is None else data_dir
+    return str(Path(base).expanduser() / "pyg")
+
+
+def _download(what: str, call):
+    """``call()``, with any failure other than a missing package as a one-line DataError."""
+    try:
+        return call()
+    except DataError:
+        raise
+    except Exception as exc:  # offline, blocked or corrupt download: all mean "no data"
+        raise DataError(f"{what} failed; it downloads the data, which needs internet "
+                        f"({_short(exc)})") from exc
+
+
 def _pubmed_from_dgl(data_dir: str | os.PathLike | None) -> dict:
     """PubMed through DGL's built-in dataset (downloads the same Planetoid files)."""
-    ds = dgl.data.PubmedGraphDataset(
-        raw_dir=None if data_dir is None else str(data_dir), verbose=False
-    )
-    g = ds[0]
-    src, dst = g.edges()
+    dgl = require_dgl("PUBMED with --data_source dgl")
+    raw_dir = None if data_dir is None else str(data_dir)
+    ds = _download("dgl.data.PubmedGraphDataset",
+                   lambda: dgl.data.PubmedGraphDataset(raw_dir=raw_dir, verbose=False))
+    g = from_dgl(ds[0])
     masks = ("train_mask", "val_mask", "test_mask")
     split = tuple(_index(g.ndata[m].numpy().astype(bool)) for m in masks)
     return {
         "features": sp.csr_matrix(g.ndata["feat"].numpy()),  # DGL already row-normalised them
         "labels": g.ndata["label"].numpy().astype(np.int64),
         "num_classes": int(ds.num_classes),
-        "src": src.numpy(),
-        "dst": dst.numpy(),
+        "src": g.src.numpy(),
+        "dst": g.dst.numpy(),
         "split": split,
     }
 
 
-def load_pubmed(data_dir: str | os.PathLike | None) -> NodeDataset:
+def _pubmed_from_pyg(data_dir: str | os.PathLike | None) -> dict:
+    """PubMed through PyG's ``Planetoid`` (the same Planetoid files and reconstruction)."""
+    datasets = require_pyg("PUBMED with --data_source pyg")
+    root = _pyg_root(data_dir)
+    ds = _download(f"torch_geometric.datasets.Planetoid(root={root!r}, name='PubMed')",
+                   lambda: datasets.Planetoid(root=root, name="PubMed"))
+    data = ds[0]
+    g = from_pyg(data)
+    masks = (data.train_mask, data.val_mask, data.test_mask)
+    labels = torch.as_tensor(data.y).reshape(-1).numpy().astype(np.int64)
+    return {
+        # PyG keeps the raw TF-IDF values: normalise the rows as the raw path does.
+        "features": row_normalise(sp.csr_matrix(g.ndata["feat"].numpy())),
+        "labels": labels,
+        "num_classes": int(labels.max()) + 1,
+        "src": g.src.numpy(),
+        "dst": g.dst.numpy(),
+        "split": tuple(_index(torch.as_tensor(m).numpy().astype(bool)) for m in masks),
+    }
+
+
+def load_pubmed(data_dir: str | os.PathLike | None, source: str = "raw") -> NodeDataset:
     """PubMed from the Planetoid raw files in ``data_dir`` (or ``data_dir/pubmed``).
 
-    When the files are absent, DGL's ``PubmedGraphDataset`` is tried (it downloads them into
-    ``data_dir``, or ``~/.dgl`` when ``data_dir`` is None).
+    ``source="raw"``: when the files are absent and DGL is installed, DGL's
+    ``PubmedGraphDataset`` downloads them into ``data_dir`` (``~/.dgl`` when None).
+    ``source="dgl"``: DGL's dataset directly; ``source="pyg"``: PyG's ``Planetoid``.
     """
     files = _planetoid_files("pubmed")
-    folder = _find(data_dir, "pubmed", files)
+    folder = _find(data_dir, "pubmed", files) if source == "raw" else None
     if folder is not None:
-        raw, source = read_planetoid(folder, "pubmed"), f"Planetoid raw files in {folder}"
+        raw, where = read_planetoid(folder, "pubmed"), f"Planetoid raw files in {folder}"
+    elif source == "pyg":
+        raw, where = _pubmed_from_pyg(data_dir), "torch_geometric.datasets.Planetoid"
+    elif source == "dgl":
+        raw, where = _pubmed_from_dgl(data_dir), "dgl.data.PubmedGraphDataset"
     else:
+        missing = (f"PUBMED: missing {', '.join(files)} in {data_dir} (or its pubmed/ "
+                   "subfolder); copy the Planetoid raw files there")
         try:
-            raw, source = _pubmed_from_dgl(data_dir), "dgl.data.PubmedGraphDataset"
-        except Exception as exc:  # offline, blocked or corrupt download: all mean "no data"
-            raise DataError(
-                f"PUBMED: missing {', '.join(files)} in {data_dir} (or its pubmed/ subfolder);"
-                " copy the Planetoid raw files there, or run with internet so that"
-                f" dgl.data.PubmedGraphDataset downloads them ({_short(exc)})"
-            ) from exc
+            raw, where = _pubmed_from_dgl(data_dir), "dgl.data.PubmedGraphDataset"
+        except MissingDependency as exc:
+            raise DataError(f"{missing}, or let --data_source pyg (pip install "
+                            "torch_geometric) or the DGL profile (bash scripts/setup.sh --dgl) "
+                            "download them") from exc
+        except DataError as exc:
+            raise DataError(f"{missing}, or run with internet so that "
+                            "dgl.data.PubmedGraphDataset downloads them "
+                            f"({_short(exc.__cause__ or exc)})") from exc
     n = raw["labels"].shape[0]
     g, stats = build_graph(torch.from_numpy(raw["src"]), torch.from_numpy(raw["dst"]), n)
     return NodeDataset(
@@ -354,7 +428,7 @@ def load_pubmed(data_dir: str | os.PathLike | None) -> NodeDataset:
         num_classes=int(raw["num_classes"]),
         fixed_splits=[raw["split"]],
         info={
-            "source": source,
+            "source": where,
             **stats,
             "features": "TF-IDF, row-normalised, sparse",
             "fixed_split": "public Planetoid split (20 per class train, 500 val, 1000 test)",
@@ -368,18 +442,50 @@ def load_pubmed(data_dir: str | os.PathLike | None) -> NodeDataset:
 # --------------------------------------------------------------------------------------------
 
 
-def load_squirrel(data_dir: str | os.PathLike | None) -> NodeDataset:
+def _squirrel_from_pyg(data_dir: str | os.PathLike | None) -> NodeDataset:
+    """Squirrel through PyG's ``WikipediaNetwork(geom_gcn_preprocess=True)``: geom-gcn's release,
+    the same data as ``squirrel_directed.npz`` (see the module docstring)."""
+    datasets = require_pyg("SQUIRREL with --data_source pyg")
+    root = _pyg_root(data_dir)
+    ds = _download(
+        f"torch_geometric.datasets.WikipediaNetwork(root={root!r}, name='squirrel')",
+        lambda: datasets.WikipediaNetwork(root=root, name="squirrel", geom_gcn_preprocess=True))
+    data = ds[0]
+    g = from_pyg(data)
+    n = g.num_nodes()
+    graph, stats = build_graph(g.src, g.dst, n)
+    masks = [torch.as_tensor(m).reshape(n, -1).numpy().astype(bool)
+             for m in (data.train_mask, data.val_mask, data.test_mask)]
+    splits = [tuple(_index(m[:, i]) for m in masks) for i in range(masks[0].shape[1])]
+    labels = torch.as_tensor(data.y).reshape(-1).long()
+    return NodeDataset(
+        name="SQUIRREL",
+        graph=graph,
+        features=to_torch_sparse(sp.csr_matrix(g.ndata["feat"].float().numpy())),
+        labels=labels,
+        num_classes=int(labels.max()) + 1,
+        fixed_splits=splits,  # type: ignore[arg-type]
+        info={"source": "torch_geometric.datasets.WikipediaNetwork (geom-gcn)", **stats,
+              "features": "binary, sparse"},
+    )
+
+
+def load_squirrel(data_dir: str | os.PathLike | None, source: str = "raw") -> NodeDataset:
     """Squirrel from ``squirrel_directed.npz`` in ``data_dir`` (or ``data_dir/squirrel``).
 
     The directed geom-gcn edge list is symmetrised (self-loops and duplicates dropped). The 10
     published masks become ``fixed_splits``; when LINKX's ``squirrel-splits.npy`` sits next to the
     npz it is compared with them and the outcome stored in ``info['linkx_splits_match']``.
+    ``source="pyg"`` reads the same release through PyG's ``WikipediaNetwork`` instead.
     """
+    if source == "pyg":
+        return _squirrel_from_pyg(data_dir)
     folder = _find(data_dir, "squirrel", [SQUIRREL_FILE])
     if folder is None:
         raise DataError(
             f"SQUIRREL: {SQUIRREL_FILE} not found in {data_dir} (or its squirrel/ subfolder);"
-            " get it from the geom-gcn / heterophily-benchmark releases (see data README)"
+            " get it from the geom-gcn / heterophily-benchmark releases (see data README), or"
+            " use --data_source pyg (pip install torch_geometric; downloads it)"
         )
     try:
         with np.load(folder / SQUIRREL_FILE) as z:
@@ -440,7 +546,8 @@ def _linkx_fixed_splits(name: str, data_dir: str | os.PathLike | None, n: int) -
     return None if folder is None else load_linkx_splits(folder / LINKX_SPLIT_FILES[name], n)
 
 
-def load_arxiv_year(data_dir: str | os.PathLike | None, num_classes: int = 5) -> NodeDataset:
+def load_arxiv_year(data_dir: str | os.PathLike | None, num_classes: int = 5,
+                    source: str = "raw") -> NodeDataset:
     """Arxiv-year: ogbn-arxiv (via the optional ``ogb`` package), labels = year in 5 quantiles.
 
     The citation graph is symmetrised (LINKX's default); features are the 128-d dense ogb
@@ -482,94 +589,100 @@ def load_arxiv_year(data_dir: str | os.PathLike | None, num_classes: int = 5) ->
 
 
 # --------------------------------------------------------------------------------------------
-# YelpChi (DGL FraudYelpDataset, relations merged)
+# YelpChi (YelpChi.mat, relations merged)
 # --------------------------------------------------------------------------------------------
 
+YELP_RELATIONS = ("net_rsr", "net_rtr", "net_rur")
+Relations = dict[str, tuple[Tensor, Tensor]]
 
-def merge_relations(hg: dgl.DGLGraph) -> tuple[dgl.DGLGraph, dict]:
-    """One homogeneous symmetric graph from all relations of a single-node-type heterograph.
+
+def merge_relations(relations: Relations, num_nodes: int) -> tuple[Graph, dict]:
+    """One symmetric graph from the edge lists ``{name: (src, dst)}`` of several relations over
+    the same ``num_nodes`` nodes.
 
     The union of the edge sets is what LINKX uses (the ``homo`` adjacency of ``YelpChi.mat``);
     edges present in several relations appear once.
     """
-    if len(hg.ntypes) != 1:
-        raise DataError(f"expected one node type, got {hg.ntypes}")
-    srcs, dsts = [], []
-    for etype in hg.canonical_etypes:
-        s, d = hg.edges(etype=etype)
-        srcs.append(s.to(torch.int64))
-        dsts.append(d.to(torch.int64))
+    srcs = [torch.as_tensor(s, dtype=torch.int64).reshape(-1) for s, _ in relations.values()]
+    dsts = [torch.as_tensor(d, dtype=torch.int64).reshape(-1) for _, d in relations.values()]
     src = torch.cat(srcs) if srcs else torch.zeros(0, dtype=torch.int64)
     dst = torch.cat(dsts) if dsts else torch.zeros(0, dtype=torch.int64)
-    g, stats = build_graph(src, dst, hg.num_nodes())
-    stats["relations"] = {etype[1]: hg.num_edges(etype) for etype in hg.canonical_etypes}
+    g, stats = build_graph(src, dst, num_nodes)
+    stats["relations"] = {name: int(s.numel()) for name, s in zip(relations, srcs, strict=True)}
     return g, stats
 
 
-YELP_RELATIONS = ("net_rsr", "net_rtr", "net_rur")
-
-
-def read_yelpchi_mat(path: str | os.PathLike) -> dgl.DGLGraph:
-    """The ``YelpChi.mat`` of CARE-GNN / LINKX / DGL as a heterograph, built as DGL builds it.
-
-    One node type ``review`` and one edge type per relation, ``ndata['feature']`` (float32 (N, 32))
-    and ``ndata['label']`` (int64 (N,)).
-    """
+def read_yelpchi_mat(path: str | os.PathLike) -> dict:
+    """The ``YelpChi.mat`` of CARE-GNN / LINKX / DGL, read with scipy: ``relations``
+    (``{name: (src, dst)}`` int64 for the three review relations), ``features`` float32 (N, 32),
+    ``labels`` int64 (N,) and ``num_nodes``."""
     from scipy import io as sio
 
     try:
         mat = sio.loadmat(str(path))
         n = int(mat["features"].shape[0])
-        rel = {}
+        relations = {}
         for name in YELP_RELATIONS:
             adj = sp.coo_matrix(mat[name])
-            rel[("review", name, "review")] = (
-                torch.from_numpy(adj.row.astype(np.int64)),
-                torch.from_numpy(adj.col.astype(np.int64)),
-            )
+            if adj.shape != (n, n):
+                raise ValueError(f"{name} has shape {adj.shape} for {n} nodes")
+            relations[name] = (torch.from_numpy(adj.row.astype(np.int64)),
+                               torch.from_numpy(adj.col.astype(np.int64)))
         feats = mat["features"]
         feats = feats.toarray() if sp.issparse(feats) else np.asarray(feats)
         labels = np.asarray(mat["label"]).reshape(-1).astype(np.int64)
     except Exception as exc:  # scipy/key/shape errors alike mean a file we cannot use
         raise DataError(f"YELPCHI: cannot read {path} ({_short(exc)})") from exc
-    hg = dgl.heterograph(rel, num_nodes_dict={"review": n}, idtype=torch.int64)
-    hg.ndata["feature"] = torch.from_numpy(feats.astype(np.float32))
-    hg.ndata["label"] = torch.from_numpy(labels)
-    return hg
+    return {"relations": relations, "features": torch.from_numpy(feats.astype(np.float32)),
+            "labels": torch.from_numpy(labels), "num_nodes": n}
 
 
-def load_yelpchi(data_dir: str | os.PathLike | None) -> NodeDataset:
-    """YelpChi from ``YelpChi.mat`` in ``data_dir`` (or ``data_dir/yelp``), else downloaded by
-    ``dgl.data.FraudYelpDataset`` into ``data_dir``.
+def _yelpchi_from_dgl(data_dir: str | os.PathLike | None) -> dict:
+    """YelpChi through DGL's ``FraudYelpDataset`` (downloads the same ``YelpChi.mat``)."""
+    dgl = require_dgl("YELPCHI with --data_source dgl")
+    raw_dir = None if data_dir is None else str(data_dir)
+    hg = _download("dgl.data.FraudYelpDataset",
+                   lambda: dgl.data.FraudYelpDataset(raw_dir=raw_dir, verbose=False)[0])
+    relations = {etype[1]: tuple(t.to(torch.int64) for t in hg.edges(etype=etype))
+                 for etype in hg.canonical_etypes}
+    return {"relations": relations, "features": hg.ndata["feature"].to(torch.float32),
+            "labels": hg.ndata["label"].to(torch.int64), "num_nodes": hg.num_nodes()}
 
-    The three review relations (R-U-R, R-T-R, R-S-R) are merged into one graph. The 32 features
-    are kept raw, as LINKX does (no normalisation). LINKX's ``yelp-chi-splits.npy`` is used as
-    ``fixed_splits`` when present in ``data_dir`` (or ``data_dir/splits``).
+
+def load_yelpchi(data_dir: str | os.PathLike | None, source: str = "raw") -> NodeDataset:
+    """YelpChi from ``YelpChi.mat`` in ``data_dir`` (or ``data_dir/yelp``), read with scipy.
+
+    ``source="raw"``: when the file is absent and DGL is installed, ``dgl.data.FraudYelpDataset``
+    downloads it into ``data_dir``; ``source="dgl"``: DGL's dataset directly. The three review
+    relations (R-U-R, R-T-R, R-S-R) are merged into one graph. The 32 features are kept raw, as
+    LINKX does (no normalisation). LINKX's ``yelp-chi-splits.npy`` is used as ``fixed_splits``
+    when present in ``data_dir`` (or ``data_dir/splits``).
     """
-    folder = _find(data_dir, "yelp", ["YelpChi.mat"])
+    folder = _find(data_dir, "yelp", ["YelpChi.mat"]) if source == "raw" else None
     if folder is not None:
-        hg, source = read_yelpchi_mat(folder / "YelpChi.mat"), str(folder / "YelpChi.mat")
+        raw, where = read_yelpchi_mat(folder / "YelpChi.mat"), str(folder / "YelpChi.mat")
+    elif source == "dgl":
+        raw, where = _yelpchi_from_dgl(data_dir), "dgl.data.FraudYelpDataset"
     else:
+        missing = f"YELPCHI: no YelpChi.mat in {data_dir} (or its yelp/ subfolder)"
         try:
-            raw_dir = None if data_dir is None else str(data_dir)
-            hg = dgl.data.FraudYelpDataset(raw_dir=raw_dir, verbose=False)[0]
-        except Exception as exc:  # offline, blocked or corrupt download: all mean "no data"
-            raise DataError(
-                f"YELPCHI: no YelpChi.mat in {data_dir} (or its yelp/ subfolder) and"
-                f" dgl.data.FraudYelpDataset could not download it ({_short(exc)})"
-            ) from exc
-        source = "dgl.data.FraudYelpDataset"
-    g, stats = merge_relations(hg)
-    n = hg.num_nodes()
+            raw, where = _yelpchi_from_dgl(data_dir), "dgl.data.FraudYelpDataset"
+        except MissingDependency as exc:
+            raise DataError(f"{missing}; copy it there, or let the DGL profile "
+                            "(bash scripts/setup.sh --dgl) download it") from exc
+        except DataError as exc:
+            raise DataError(f"{missing} and dgl.data.FraudYelpDataset could not download it "
+                            f"({_short(exc.__cause__ or exc)})") from exc
+    g, stats = merge_relations(raw["relations"], raw["num_nodes"])
     return NodeDataset(
         name="YELPCHI",
         graph=g,
-        features=hg.ndata["feature"].to(torch.float32),
-        labels=hg.ndata["label"].to(torch.int64),
+        features=raw["features"],
+        labels=raw["labels"],
         num_classes=2,
-        fixed_splits=_linkx_fixed_splits("YELPCHI", data_dir, n),
+        fixed_splits=_linkx_fixed_splits("YELPCHI", data_dir, raw["num_nodes"]),
         info={
-            "source": source,
+            "source": where,
             **stats,
             "features": "32 handcrafted review features, raw (as LINKX)",
         },
@@ -589,12 +702,24 @@ _LOADERS = {
 }
 
 
-def load_node_dataset(name: str, data_dir: str | os.PathLike | None) -> NodeDataset:
-    """Load one of :data:`NODE_DATASETS` (case-insensitive; '-' and '_' alike)."""
+def node_dataset_key(name: str) -> str:
+    """The canonical name (case-insensitive; '-' and '_' alike); ValueError for unknown ones."""
     key = name.upper().replace("-", "_")
     if key not in _LOADERS:
         raise ValueError(f"unknown node dataset {name!r}; choose from {', '.join(NODE_DATASETS)}")
-    return _LOADERS[key](data_dir)
+    return key
+
+
+def load_node_dataset(name: str, data_dir: str | os.PathLike | None,
+                      source: str | None = None) -> NodeDataset:
+    """Load one of :data:`NODE_DATASETS` (case-insensitive; '-' and '_' alike) from ``source``
+    (default ``"raw"``; :data:`NODE_SOURCES` lists what each dataset accepts)."""
+    key = node_dataset_key(name)
+    source = source or "raw"
+    if source not in NODE_SOURCES[key]:
+        raise DataError(f"data_source {source!r} is not available for {key}; valid: "
+                        f"{', '.join(NODE_SOURCES[key])}")
+    return _LOADERS[key](data_dir, source=source)
 
 
 def _describe(ds: NodeDataset, seed: int) -> str:
@@ -620,10 +745,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Print statistics of a node dataset.")
     parser.add_argument("--name", required=True, help=", ".join(NODE_DATASETS))
     parser.add_argument("--data_dir", default=None)
+    parser.add_argument("--data_source", default=None, choices=("raw", "dgl", "pyg"))
     parser.add_argument("--seed", type=int, default=4565)
     args = parser.parse_args(argv)
     try:
-        ds = load_node_dataset(args.name, args.data_dir)
+        ds = load_node_dataset(args.name, args.data_dir, args.data_source)
     except (DataError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

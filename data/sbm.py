@@ -4,9 +4,9 @@ benchmarking-gnns notebooks (spec section 4, "SBM generation").
 Every graph is a stochastic block model: community sizes are uniform integers in ``[5, 35)``,
 each unordered node pair ``i < j`` is linked with probability ``p`` (same community) or ``q``
 (different communities), edges are stored in both directions, there are no self-loops, and the
-nodes are randomly permuted at the end. ``g.edata['feat']`` is ``ones(E, 1)`` (float32),
+nodes are randomly permuted at the end. Graphs are :class:`~data.graph.Graph` objects:
 ``g.ndata['feat']`` holds integer feature ids and ``g.ndata['label']`` the node classes (both
-int64 of shape ``(N,)``).
+int64 of shape ``(N,)``); there are no edge features (no net reads them).
 
 * ``SBM_CLUSTER``: 6 communities, p=0.55, q=0.25; label = community; after the permutation one
   random node of community ``r`` gets feature ``r + 1``, every other node 0 (vocabulary 0..6,
@@ -28,10 +28,31 @@ of a split are the same whether ``N`` or all graphs are generated. PATTERN graph
 instances (graph ``i`` uses instance ``i % 100``), so a small prefix still covers many patterns;
 each instance still contributes exactly 100/20/20 graphs to a full split. The default seed is 0.
 
-Files: ``<data_dir>/<NAME>[_<variant>][_seed<k>]/{train,val,test}.bin`` (``dgl.save_graphs``)
-plus ``meta.json`` (parameters, seed, statistics), written last; a prefix of ``N`` graphs per split
-goes to ``*_first<N>.bin`` / ``meta_first<N>.json`` so it is never mistaken for the full data.
-Every file is written to a temporary name and moved into place with ``os.replace``.
+Files (no DGL needed): ``<data_dir>/<NAME>[_<variant>][_seed<k>]/{train,val,test}.npz`` plus
+``meta.json`` (format name and version, parameters, seed, statistics), written last; a prefix of
+``N`` graphs per split goes to ``*_first<N>.npz`` / ``meta_first<N>.json`` so it is never mistaken
+for the full data. Every file is written to a temporary name and moved into place with
+``os.replace``. Each ``.npz`` is a graph pack (format ``"autogcn-sbm"``, version
+:data:`FORMAT_VERSION`; layout in :mod:`data.interop`): ``num_nodes``/``num_edges`` int64 per
+graph, ``src``/``dst`` local node ids (uint8), ``node_feat`` and ``node_label`` int8, read with
+``np.load(allow_pickle=False)``; ``--max_graphs N`` on full files reads their first N graphs.
+
+Older files: a folder whose meta json has no ``format`` field or that holds the ``*.bin`` files
+of earlier versions (``dgl.save_graphs``) is detected without DGL, reported in one log line and
+regenerated (the same graphs, in seconds; the ``.bin`` files are removed); a meta json of another
+``format_version`` is regenerated the same way. Files that cannot be read (truncated, garbage)
+raise a one-line :class:`~data.common.DataError` naming the file: delete the folder to
+regenerate it.
+
+Other sources: ``source="dgl"`` converts DGL's ``CLUSTERDataset``/``PATTERNDataset`` (the
+published data; DGL profile), ``source="pyg"`` PyG's ``GNNBenchmarkDataset`` (CLUSTER/PATTERN,
+under ``<data_dir>/pyg``; needs ``pip install torch_geometric``). Both download once (internet).
+Both become the graphs described above: int64 ``(N,)`` feature ids and labels, no edge features.
+PyG's dataset table gives 7 (CLUSTER) and 3 (PATTERN) node features, i.e. one-hot rows of the
+ids; one-hot rows are turned into the ids they encode, ids given as ``(N,)``/``(N, 1)`` are taken
+as they are, anything else is a DataError. The same table gives ~6,099 directed edges per PATTERN
+graph against the benchmark's 4,749 (DGL's copy), so PyG's PATTERN is likely not the published
+one (not checked here: no internet).
 
 Command line: ``python -m data.sbm --name SBM_CLUSTER --data_dir DIR [--max_graphs N]``.
 """
@@ -49,12 +70,24 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-import dgl
 import numpy as np
 import torch
 from tqdm import tqdm
 
 from data.common import DataError, GraphDataset, GraphSplit
+from data.graph import Graph
+from data.interop import (
+    GraphPack,
+    PackError,
+    from_dgl,
+    from_pyg,
+    read_graph_pack,
+    require_dgl,
+    require_pyg,
+    smallest_uint,
+    unpack_graphs,
+    write_graph_pack,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -65,6 +98,11 @@ DEFAULT_SEED = 0
 # Bump when the generator changes in a way that changes the graphs for a given seed: files with
 # another version are refused instead of being silently mixed with new ones.
 GENERATOR_VERSION = 1
+# The file layout (graph pack, see the module docstring). Bump when it changes: files of another
+# version are regenerated (with one log line), never misread.
+FORMAT_NAME = "autogcn-sbm"
+FORMAT_VERSION = 1
+SOURCES = ("generate", "dgl", "pyg")
 
 # Figures of the published datasets (benchmarking-gnns), printed beside ours for comparison.
 PUBLISHED = {
@@ -226,36 +264,19 @@ def generate_sbm_sample(cfg: SBMConfig, seed: int, split: str, index: int) -> SB
     return SBMSample(n, src, dst, feat, label, perm, block)
 
 
-def _compact_graph(s: SBMSample) -> dgl.DGLGraph:
-    """Storage form: int32 ids and no edge features (they are all ones), ~2.4x smaller files."""
-    src = torch.from_numpy(s.src.astype(np.int32))
-    dst = torch.from_numpy(s.dst.astype(np.int32))
-    g = dgl.graph((src, dst), num_nodes=s.num_nodes, idtype=torch.int32)
-    g.ndata["feat"] = torch.from_numpy(s.feat)
-    g.ndata["label"] = torch.from_numpy(s.label)
-    return g
+def _sample_graph(s: SBMSample) -> Graph:
+    return Graph(torch.from_numpy(s.src), torch.from_numpy(s.dst), s.num_nodes,
+                 ndata={"feat": torch.from_numpy(s.feat), "label": torch.from_numpy(s.label)})
 
 
-def _runtime_graph(g: dgl.DGLGraph) -> dgl.DGLGraph:
-    """What the nets get: int64 ids, int64 (N,) feat/label, edge feature ones(E, 1)."""
-    if g.idtype != torch.int64:
-        g = g.long()
-    g.ndata["feat"] = g.ndata["feat"].reshape(-1).long()
-    g.ndata["label"] = g.ndata["label"].reshape(-1).long()
-    g.edata["feat"] = torch.ones(g.num_edges(), 1, dtype=torch.float32)
-    return g
-
-
-def _to_split(graphs: Sequence[dgl.DGLGraph]) -> GraphSplit:
-    graphs = [_runtime_graph(g) for g in graphs]
+def _to_split(graphs: Sequence[Graph]) -> GraphSplit:
     return GraphSplit(graphs, [g.ndata["label"] for g in graphs])
 
 
-def _generate_compact(cfg: SBMConfig, seed: int, split: str, n: int,
-                      progress: bool) -> list[dgl.DGLGraph]:
+def _generate(cfg: SBMConfig, seed: int, split: str, n: int, progress: bool):
     it = tqdm(range(n), desc=f"{cfg.dirname} {split}", unit="graph", disable=not progress,
               leave=False)
-    return [_compact_graph(generate_sbm_sample(cfg, seed, split, i)) for i in it]
+    return (generate_sbm_sample(cfg, seed, split, i) for i in it)
 
 
 def generate_sbm_split(name: str, split: str, n: int | None = None, seed: int = DEFAULT_SEED,
@@ -266,7 +287,8 @@ def generate_sbm_split(name: str, split: str, n: int | None = None, seed: int = 
         raise ValueError(f"unknown split {split!r}; valid: {', '.join(SPLITS)}")
     size = cfg.split_sizes[_SPLIT_IDS[split]]
     n = size if n is None else min(n, size)
-    return _to_split(_generate_compact(cfg, _check_seed(seed), split, n, progress))
+    samples = _generate(cfg, _check_seed(seed), split, n, progress)
+    return _to_split([_sample_graph(sample) for sample in samples])
 
 
 # --------------------------------------------------------------------------------------------
@@ -279,13 +301,20 @@ def sbm_statistics(split: GraphSplit) -> dict:
 
     ``class_balance`` is the fraction of nodes per class (index = class id).
     """
-    n = len(split)
-    if n == 0:
-        return {"graphs": 0, "mean_nodes": 0.0, "min_nodes": 0, "max_nodes": 0,
-                "mean_edges": 0.0, "class_balance": []}
+    if len(split) == 0:
+        return _statistics(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64))
     nodes = np.array([g.num_nodes() for g in split.graphs], dtype=np.int64)
     edges = np.array([g.num_edges() for g in split.graphs], dtype=np.int64)
     labels = torch.cat([torch.as_tensor(y).reshape(-1) for y in split.labels]).numpy()
+    return _statistics(nodes, edges, labels)
+
+
+def _statistics(nodes: np.ndarray, edges: np.ndarray, labels: np.ndarray) -> dict:
+    """:func:`sbm_statistics` from per-graph node/edge counts and the concatenated labels."""
+    n = len(nodes)
+    if n == 0:
+        return {"graphs": 0, "mean_nodes": 0.0, "min_nodes": 0, "max_nodes": 0,
+                "mean_edges": 0.0, "class_balance": []}
     counts = np.bincount(labels.astype(np.int64))
     return {
         "graphs": n,
@@ -321,13 +350,21 @@ def _check_seed(seed: int) -> int:
 
 def _file_names(first: int | None) -> tuple[dict[str, str], str]:
     suffix = "" if first is None else f"_first{first}"
-    return {s: f"{s}{suffix}.bin" for s in SPLITS}, f"meta{suffix}.json"
+    return {s: f"{s}{suffix}.npz" for s in SPLITS}, f"meta{suffix}.json"
+
+
+def _old_file_names(first: int | None) -> list[str]:
+    """The split files of the same set in the DGL format of earlier versions."""
+    suffix = "" if first is None else f"_first{first}"
+    return [f"{s}{suffix}.bin" for s in SPLITS]
 
 
 def _expected_meta(cfg: SBMConfig, seed: int, first: int | None) -> dict:
     sizes = zip(SPLITS, cfg.split_sizes, strict=True)
     counts = {s: n if first is None else min(first, n) for s, n in sizes}
     return {
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
         "name": cfg.name,
         "variant": cfg.variant,
         "seed": seed,
@@ -339,33 +376,37 @@ def _expected_meta(cfg: SBMConfig, seed: int, first: int | None) -> dict:
     }
 
 
-def _read_meta(root: Path, cfg: SBMConfig, seed: int, first: int | None) -> dict | None:
-    """The meta of a complete file set, None when there is none; DataError on a mismatch."""
+def _read_meta(root: Path, cfg: SBMConfig, seed: int,
+               first: int | None) -> tuple[dict | None, str | None]:
+    """The state of one file set: ``(meta, None)`` when it is complete and current,
+    ``(None, why)`` when it is in an older format and must be regenerated, ``(None, None)`` when
+    there is none (or it is incomplete). DataError when it was generated with other settings."""
     files, meta_name = _file_names(first)
     meta_path = root / meta_name
-    # meta.json is written last, so a set without it (or missing a split file) is incomplete.
-    if not meta_path.is_file() or not all((root / f).is_file() for f in files.values()):
-        return None
+    old_files = [n for n in _old_file_names(first) if (root / n).is_file()]
+    if not meta_path.is_file():
+        # meta.json is written last, so a set without it is incomplete.
+        return None, ("in the old DGL format (*.bin files of earlier versions)" if old_files
+                      else None)
     try:
         meta = json.loads(meta_path.read_text())
     except (OSError, ValueError) as exc:
         raise DataError(f"{meta_path} is unreadable ({exc}); delete {root} to regenerate") from exc
+    if not isinstance(meta, dict):
+        raise DataError(f"{meta_path} is not an SBM meta file; delete {root} to regenerate")
+    if "format" not in meta:
+        return None, f"in the old DGL format ({meta_name} without a format field)"
+    if meta.get("format") == FORMAT_NAME and meta.get("format_version") != FORMAT_VERSION:
+        return None, (f"in file format version {meta.get('format_version')!r} (this code "
+                      f"reads version {FORMAT_VERSION})")
+    if not all((root / f).is_file() for f in files.values()):
+        return None, None
     expected = _expected_meta(cfg, seed, first)
     diff = [k for k, v in expected.items() if meta.get(k) != v]
     if diff:
         raise DataError(f"{root} holds SBM files generated with other settings (differing: "
                         f"{', '.join(diff)}); delete the folder to regenerate them")
-    return meta
-
-
-def _atomic_save_graphs(path: Path, graphs: list[dgl.DGLGraph]) -> None:
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    try:
-        dgl.save_graphs(str(tmp), graphs)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    return meta, None
 
 
 def _atomic_write_json(path: Path, obj: dict) -> None:
@@ -374,20 +415,20 @@ def _atomic_write_json(path: Path, obj: dict) -> None:
         tmp.write_text(json.dumps(obj, indent=2) + "\n")
         os.replace(tmp, path)
     finally:
-        if tmp.exists():
-            tmp.unlink()
+        tmp.unlink(missing_ok=True)
 
 
-def _load_file(path: Path, count: int, take: int) -> GraphSplit:
+def _load_file(root: Path, name: str, count: int, take: int) -> GraphSplit:
     """The first ``take`` graphs of a saved split of ``count`` graphs."""
+    path = root / name
     try:
-        idx = None if take >= count else list(range(take))
-        graphs, _ = dgl.load_graphs(str(path), idx)
-    except Exception as exc:  # DGL raises plain DGLError/RuntimeError on corrupt files
-        raise DataError(f"could not read {path} ({exc}); delete it to regenerate") from exc
-    if len(graphs) != min(take, count):
-        raise DataError(f"{path} holds {len(graphs)} graphs, expected {min(take, count)}; "
-                        "delete it to regenerate")
+        pack = read_graph_pack(path, FORMAT_NAME, FORMAT_VERSION, take)
+    except PackError as exc:
+        raise DataError(f"{exc}; delete {root} to regenerate the SBM files") from exc
+    if len(pack) != min(take, count):
+        raise DataError(f"{path} holds {len(pack)} graphs, expected {min(take, count)}; "
+                        f"delete {root} to regenerate the SBM files")
+    graphs = unpack_graphs(pack, node_dtypes={"feat": torch.int64, "label": torch.int64})
     return _to_split(graphs)
 
 
@@ -400,20 +441,43 @@ def _report(msg: str, progress: bool) -> None:
         logger.info(msg)
 
 
+def _pack_split(cfg: SBMConfig, seed: int, split: str, n: int, progress: bool) -> GraphPack:
+    """Generate ``n`` graphs of ``split`` straight into pack arrays (compact dtypes as they
+    come, so a full split never holds int64 edge lists in memory)."""
+    pattern_max = (cfg.pattern_size or cfg.size_max - 1) if cfg.n_patterns else 0
+    id_type = smallest_uint(cfg.n_communities * (cfg.size_max - 1) + pattern_max - 1)
+    nodes, edges, src, dst, feat, label = [], [], [], [], [], []
+    for sample in _generate(cfg, seed, split, n, progress):
+        nodes.append(sample.num_nodes)
+        edges.append(sample.src.size)
+        src.append(sample.src.astype(id_type))
+        dst.append(sample.dst.astype(id_type))
+        feat.append(sample.feat.astype(np.int8))
+        label.append(sample.label.astype(np.int8))
+
+    def cat(parts: list[np.ndarray], dtype) -> np.ndarray:
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+
+    return GraphPack(np.array(nodes, dtype=np.int64), np.array(edges, dtype=np.int64),
+                     cat(src, id_type), cat(dst, id_type),
+                     node={"feat": cat(feat, np.int8), "label": cat(label, np.int8)})
+
+
 def _generate_and_save(root: Path, cfg: SBMConfig, seed: int, first: int | None,
                        progress: bool) -> dict:
+    assert cfg.vocab_size <= 127 and cfg.num_classes <= 127  # stored as int8
     meta = _expected_meta(cfg, seed, first)
     files, meta_name = _file_names(first)
     t0 = time.perf_counter()
     stats = {}
     for split in SPLITS:
-        graphs = _generate_compact(cfg, seed, split, meta["counts"][split], progress)
-        stats[split] = sbm_statistics(GraphSplit(graphs, [g.ndata["label"] for g in graphs]))
+        pack = _pack_split(cfg, seed, split, meta["counts"][split], progress)
+        stats[split] = _statistics(pack.num_nodes, pack.num_edges, pack.node["label"])
         try:
-            _atomic_save_graphs(root / files[split], graphs)
+            write_graph_pack(root / files[split], pack, FORMAT_NAME, FORMAT_VERSION)
         except OSError as exc:
             raise DataError(f"could not write {root / files[split]}: {exc}") from exc
-        del graphs  # keep only one split's graphs in memory while generating
+        del pack  # keep only one split in memory while generating
     meta["statistics"] = stats
     meta["generation_seconds"] = round(time.perf_counter() - t0, 2)
     meta["created"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
@@ -439,25 +503,28 @@ def load_sbm_dataset(name: str, data_dir: str | os.PathLike, max_graphs: int | N
 
     ``source="generate"`` loads the files under ``data_dir`` or generates (and saves) them on
     first use; ``max_graphs`` keeps the first ``N`` graphs per split, generating only those when
-    the full files are absent. ``source="dgl"`` downloads DGL's copy of the published data
-    (needs internet; ``seed`` and ``variant`` do not apply).
+    the full files are absent. ``source="dgl"`` converts DGL's copy of the published data (DGL
+    profile), ``source="pyg"`` PyG's ``GNNBenchmarkDataset`` (needs torch_geometric); both
+    download once (internet) and ignore ``seed`` and ``variant``.
     """
     cfg = sbm_config(name, variant)
     seed = _check_seed(seed)
     if max_graphs is not None and (not isinstance(max_graphs, (int, np.integer))
                                    or max_graphs < 1):
         raise ValueError(f"max_graphs must be a positive integer or None, got {max_graphs!r}")
-    if source not in ("generate", "dgl"):
-        raise ValueError(f"unknown source {source!r}; valid: 'generate', 'dgl'")
+    if source not in SOURCES:
+        raise ValueError(f"unknown source {source!r}; valid: {', '.join(SOURCES)}")
+    if source != "generate" and variant is not None:
+        raise ValueError(f"variant {variant!r} only exists with source='generate'")
     data_dir = Path(data_dir)
     try:
         data_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise DataError(f"cannot create the data directory {data_dir}: {exc}") from exc
     if source == "dgl":
-        if variant is not None:
-            raise ValueError(f"variant {variant!r} only exists with source='generate'")
         return _load_from_dgl(cfg, data_dir, max_graphs, progress)
+    if source == "pyg":
+        return _load_from_pyg(cfg, data_dir, max_graphs, progress)
 
     root = data_dir / (cfg.dirname if seed == DEFAULT_SEED else f"{cfg.dirname}_seed{seed}")
     try:
@@ -465,16 +532,22 @@ def load_sbm_dataset(name: str, data_dir: str | os.PathLike, max_graphs: int | N
     except OSError as exc:
         raise DataError(f"cannot create the data directory {root}: {exc}") from exc
 
-    meta = _read_meta(root, cfg, seed, None)
+    meta, why = _read_meta(root, cfg, seed, None)
     first: int | None = None
-    if meta is None and max_graphs is not None and max_graphs < max(cfg.split_sizes):
+    if meta is None and why is None and max_graphs is not None \
+            and max_graphs < max(cfg.split_sizes):
         first = int(max_graphs)  # quick path: only a prefix, in its own files
-        meta = _read_meta(root, cfg, seed, first)
+        meta, why = _read_meta(root, cfg, seed, first)
     if meta is None:
+        if why is not None:
+            logger.warning("%s: the SBM files are %s; regenerating them in the current format "
+                           "(the same graphs; takes seconds)", root, why)
         meta = _generate_and_save(root, cfg, seed, first, progress)
+        for old in _old_file_names(first):
+            (root / old).unlink(missing_ok=True)
 
     take = max(meta["counts"].values()) if max_graphs is None else int(max_graphs)
-    splits = {s: _load_file(root / meta["files"][s], meta["counts"][s], take) for s in SPLITS}
+    splits = {s: _load_file(root, meta["files"][s], meta["counts"][s], take) for s in SPLITS}
     stats = {s: sbm_statistics(sp) for s, sp in splits.items()}
     info = {
         "source": "generate",
@@ -491,27 +564,94 @@ def load_sbm_dataset(name: str, data_dir: str | os.PathLike, max_graphs: int | N
                         cfg.vocab_size, cfg.num_classes, 1, info)
 
 
+def _runtime_graph(g: Graph, feat: torch.Tensor, label: torch.Tensor) -> Graph:
+    """A converted graph as the nets get ours: int64 (N,) feat and label, no edge features."""
+    return Graph(g.src, g.dst, g.num_nodes(),
+                 ndata={"feat": feat.reshape(-1).long(), "label": label.reshape(-1).long()})
+
+
+def _dataset_from(cfg: SBMConfig, splits: dict[str, GraphSplit], source: str,
+                  path: Path) -> GraphDataset:
+    stats = {s: sbm_statistics(sp) for s, sp in splits.items()}
+    info = {"source": source, "path": str(path), "statistics": stats}
+    return GraphDataset(cfg.name, splits["train"], splits["val"], splits["test"],
+                        cfg.vocab_size, cfg.num_classes, 1, info)
+
+
 def _load_from_dgl(cfg: SBMConfig, data_dir: Path, max_graphs: int | None,
                    progress: bool) -> GraphDataset:
-    from dgl.data import CLUSTERDataset, PATTERNDataset
-
-    cls = CLUSTERDataset if cfg.name == "SBM_CLUSTER" else PATTERNDataset
+    dgl = require_dgl(f"{cfg.name} with --data_source dgl")
+    cls_name = "CLUSTERDataset" if cfg.name == "SBM_CLUSTER" else "PATTERNDataset"
+    cls = getattr(dgl.data, cls_name)
     splits = {}
     for split, mode in zip(SPLITS, ("train", "valid", "test"), strict=True):
         try:
             ds = cls(mode=mode, raw_dir=str(data_dir), verbose=progress)
         except Exception as exc:  # network, HTTP, zip and DGL errors all mean "not available"
             raise DataError(
-                f"could not download {cfg.name} ({mode}) via dgl.data.{cls.__name__} into "
+                f"could not download {cfg.name} ({mode}) via dgl.data.{cls_name} into "
                 f"{data_dir} (needs internet); use --data_source generate to build it locally "
-                f"({type(exc).__name__}: {exc})") from exc
+                f"({_short(exc)})") from exc
         n = len(ds) if max_graphs is None else min(int(max_graphs), len(ds))
-        # DGL stores labels as int16; the nets and the loss want int64 (N,) like ours.
-        splits[split] = _to_split([ds[i] for i in range(n)])
-    stats = {s: sbm_statistics(sp) for s, sp in splits.items()}
-    info = {"source": "dgl", "path": str(data_dir), "statistics": stats}
-    return GraphDataset(cfg.name, splits["train"], splits["val"], splits["test"],
-                        cfg.vocab_size, cfg.num_classes, 1, info)
+        graphs = []
+        for i in range(n):
+            # DGL stores int32 ids and int16 labels; the nets and the loss want int64 (N,).
+            g = from_dgl(ds[i])
+            graphs.append(_runtime_graph(g, g.ndata["feat"], g.ndata["label"]))
+        splits[split] = _to_split(graphs)
+    return _dataset_from(cfg, splits, "dgl", data_dir)
+
+
+def feature_ids(x: torch.Tensor, vocab_size: int, where: str = "node features") -> torch.Tensor:
+    """Integer feature ids ``(N,)`` int64 from ids (``(N,)``/``(N, 1)``) or one-hot rows of
+    width ``vocab_size`` (PyG's SBM convention). DataError for anything else."""
+    x = torch.as_tensor(x)
+    if x.dim() == 1 or (x.dim() == 2 and x.shape[1] == 1):
+        ids = x.reshape(-1)
+        if ids.is_floating_point() and not bool((ids == ids.round()).all()):
+            raise DataError(f"{where}: expected integer ids, got fractional values")
+        ids = ids.long()
+    elif x.dim() == 2 and x.shape[1] == vocab_size:
+        binary = bool(((x == 0) | (x == 1)).all())
+        if not binary or not bool((x.sum(1) == 1).all()):
+            raise DataError(f"{where}: rows of width {vocab_size} are not one-hot")
+        ids = x.argmax(1).long()
+    else:
+        raise DataError(f"{where} have shape {tuple(x.shape)}; expected ids (N,) or one-hot "
+                        f"(N, {vocab_size})")
+    if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= vocab_size):
+        raise DataError(f"{where}: ids outside [0, {vocab_size})")
+    return ids
+
+
+def _load_from_pyg(cfg: SBMConfig, data_dir: Path, max_graphs: int | None,
+                   progress: bool) -> GraphDataset:
+    datasets = require_pyg(f"{cfg.name} with --data_source pyg")
+    pyg_name = cfg.name.removeprefix("SBM_")
+    root = data_dir / "pyg"
+    splits = {}
+    for split in SPLITS:
+        try:
+            ds = datasets.GNNBenchmarkDataset(root=str(root), name=pyg_name, split=split)
+        except Exception as exc:  # network, HTTP, zip and PyG errors all mean "not available"
+            raise DataError(
+                f"could not download {cfg.name} ({split}) via torch_geometric.datasets."
+                f"GNNBenchmarkDataset into {root} (needs internet); use --data_source generate "
+                f"to build it locally ({_short(exc)})") from exc
+        n = len(ds) if max_graphs is None else min(int(max_graphs), len(ds))
+        graphs = []
+        for i in range(n):
+            data = ds[i]
+            g = from_pyg(data)
+            feat = feature_ids(g.ndata["feat"], cfg.vocab_size, f"PyG {pyg_name} node features")
+            graphs.append(_runtime_graph(g, feat, torch.as_tensor(data.y)))
+        splits[split] = _to_split(graphs)
+    return _dataset_from(cfg, splits, "pyg", root)
+
+
+def _short(exc: BaseException, limit: int = 160) -> str:
+    text = " ".join(f"{type(exc).__name__}: {exc}".split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -522,13 +662,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--max_graphs", type=int, default=None)
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     parser.add_argument("--variant", default=None, choices=SBM_VARIANTS)
-    parser.add_argument("--source", "--data_source", default="generate",
-                        choices=("generate", "dgl"))
+    parser.add_argument("--source", "--data_source", default="generate", choices=SOURCES)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     t0 = time.perf_counter()
-    ds = load_sbm_dataset(args.name, args.data_dir, args.max_graphs, args.source, args.seed,
-                          args.variant, progress=True)
+    try:
+        ds = load_sbm_dataset(args.name, args.data_dir, args.max_graphs, args.source, args.seed,
+                              args.variant, progress=True)
+    except DataError as exc:
+        raise SystemExit(f"error: {exc}") from None
     elapsed = time.perf_counter() - t0
     print(f"{ds.name}: in_dim {ds.in_dim}, num_classes {ds.num_classes}, from "
           f"{ds.info['path']} ({ds.info['source']}); load_sbm_dataset took {elapsed:.1f} s"

@@ -16,7 +16,7 @@ Build procedure (``source="raw"``), per image:
    distance. **Edge direction: src = i, dst = each of i's k nearest neighbours** (the benchmark's
    ``add_edges(src, knn(src))``). So every node has out-degree ``min(8, N - 1)``, and the
    in-degree of a node is the number of superpixels that count it among *their* 8 nearest; it can
-   be zero. In DGL message passing (src -> dst, aggregation at dst) a node therefore aggregates
+   be zero. In message passing (src -> dst, aggregation at dst) a node therefore aggregates
    from the nodes that chose it as a neighbour. No self-loops; a 1-node graph has no edges.
 4. **Edge weights** ``g.edata['feat']`` float32 ``(E, 1)``, the benchmark's symmetrised Gaussian
    kernel: ``w_ij = 0.5 * (exp(-(d_ij / s_i)^2) + exp(-(d_ij / s_j)^2))`` where ``d_ij`` is the
@@ -33,16 +33,32 @@ the mean distance to the N - 1 others. The benchmark used coordinates only for t
 Splits: val = the first 5000 training images, train = training images 5000 onward, test = the
 test set (MNIST 55k/5k/10k, CIFAR10 45k/5k/10k). Labels are int64 tensors of shape ``(1,)``.
 
-Cache: built graphs are saved per split with ``dgl.save_graphs`` (labels in the label dict) under
-``cache_dir`` (default ``$AUTOGCN_CACHE/superpixels``, else ``~/.cache/autogcn/superpixels``),
-written to a temporary file and renamed into place. File names carry a tag of every build
-parameter (plus a builder version), and a meta json written last records the parameters and build
-time, so a changed parameter never reuses a stale cache. ``max_graphs=N`` builds/caches only the
-first N graphs of each split (reusing the full cache when that exists).
+Cache (no DGL needed): built graphs are saved per split under ``cache_dir`` (default
+``$AUTOGCN_CACHE/superpixels``, else ``~/.cache/autogcn/superpixels``) as
+``<NAME>_<tag>_<full|first<N>>_<split>.npz`` plus a meta json ``<NAME>_<tag>_<full|first<N>>.json``
+written last (format name and version, build parameters, graph counts, build times). The tag
+holds every build parameter (plus a builder version), so a changed parameter never reuses a stale
+cache. Each ``.npz`` is an uncompressed graph pack (format ``"autogcn-superpixels"``, version
+:data:`FORMAT_VERSION`; layout in :mod:`data.interop`): ``num_nodes``/``num_edges`` int64 per
+graph, ``src``/``dst`` local node ids (uint8), ``node_feat`` float32 ``(N, 3 or 5)``,
+``edge_feat`` float32 ``(E, 1)``, ``graph_label`` int64 ``(G,)``. Files are written to a temporary
+name and renamed into place; they are read with ``np.load(allow_pickle=False)`` and checked.
+``max_graphs=N`` builds/caches only the first N graphs of each split, or reads the first N graphs
+of a full cache when that exists.
 
-``source="dgl"`` maps ``dgl.data.MNISTSuperPixelDataset`` / ``CIFAR10SuperPixelDataset`` (DGL's
-own processing of the benchmark's superpixel pickles, downloaded from the internet) to the same
-keys and splits.
+A cache that cannot be used is rebuilt from the raw images with one log line saying why: the
+``.bin``/json files of earlier versions (``dgl.save_graphs``, recognised without DGL and removed
+once the new cache is written), another format version, a truncated or garbled file.
+
+Other sources (each downloads once, needs internet): ``source="dgl"`` converts
+``dgl.data.MNISTSuperPixelDataset`` / ``CIFAR10SuperPixelDataset`` (DGL's own processing of the
+benchmark's superpixel pickles; DGL profile) to the same keys and splits. ``source="pyg"``
+converts ``torch_geometric.datasets.GNNBenchmarkDataset`` (``pip install torch_geometric``; under
+``<data_dir>/pyg``, with PyG's own 55k/5k/10k or 45k/5k/10k splits): PyG keeps the intensity/RGB
+in ``x`` and the centre in ``pos``; ``feat`` here is ``[x, pos]``, the benchmark's order. PyG's
+open issue #10592 reports that these node features equal the benchmark's while its edges and edge
+weights do not (same counts, other endpoints); that difference remains with this source (not
+checked here: no internet). Edge weights become ``(E, 1)`` float32.
 
 Run ``python -m data.superpixels --name MNIST --data_dir DIR`` to build/load and print statistics.
 """
@@ -64,7 +80,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import dgl
 import numpy as np
 import torch
 from scipy.spatial.distance import cdist
@@ -72,6 +87,18 @@ from skimage.segmentation import slic
 from tqdm.auto import tqdm
 
 from data.common import DataError, GraphDataset, GraphSplit
+from data.graph import Graph
+from data.interop import (
+    PackError,
+    from_dgl,
+    from_pyg,
+    pack_graphs,
+    read_graph_pack,
+    require_dgl,
+    require_pyg,
+    unpack_graphs,
+    write_graph_pack,
+)
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +106,12 @@ NAMES = ("MNIST", "CIFAR10")
 NUM_VAL = 5000
 NUM_CLASSES = 10
 # Bump when the graph construction changes so that old caches are not reused.
-BUILDER_VERSION = 1
+BUILDER_VERSION = 2  # 2: ties between equally near neighbours broken by index
+# The cache file layout (see the module docstring); caches of another version are rebuilt.
+FORMAT_NAME = "autogcn-superpixels"
+FORMAT_VERSION = 1
+SOURCES = ("raw", "dgl", "pyg")
+SPLITS = ("train", "val", "test")
 
 MNIST_URLS = ("https://ossci-datasets.s3.amazonaws.com/mnist/ (mirror of "
               "http://yann.lecun.com/exdb/mnist/)")
@@ -280,11 +312,11 @@ def superpixel_graph(
         return feat, empty, empty, np.zeros(0, dtype=np.float32)
     dist = cdist(centre, centre)
     np.fill_diagonal(dist, np.inf)  # never pick a node as its own neighbour
-    nbr = np.argpartition(dist, k - 1, axis=1)[:, :k]
+    # Nearest first; ties (equally distant superpixels) go to the lower index. A stable sort of
+    # the whole row defines that order on every numpy version (argpartition's tie order differs
+    # between numpy 1 and 2), so a cache is the same whichever profile builds it.
+    nbr = np.argsort(dist, axis=1, kind="stable")[:, :k]
     nd = np.take_along_axis(dist, nbr, axis=1)
-    order = np.argsort(nd, axis=1, kind="stable")  # nearest first, for a deterministic edge order
-    nbr = np.take_along_axis(nbr, order, axis=1)
-    nd = np.take_along_axis(nd, order, axis=1)
     sigma = nd.mean(axis=1) + 1e-8
     weight = 0.5 * (np.exp(-((nd / sigma[:, None]) ** 2)) + np.exp(-((nd / sigma[nbr]) ** 2)))
     src = np.repeat(np.arange(n, dtype=np.int64), k)
@@ -293,11 +325,10 @@ def superpixel_graph(
 
 
 def _graph_from_arrays(feat: np.ndarray, src: np.ndarray, dst: np.ndarray,
-                       weight: np.ndarray) -> dgl.DGLGraph:
-    g = dgl.graph((torch.from_numpy(src), torch.from_numpy(dst)), num_nodes=len(feat))
-    g.ndata["feat"] = torch.from_numpy(feat)
-    g.edata["feat"] = torch.from_numpy(weight).reshape(-1, 1)
-    return g
+                       weight: np.ndarray) -> Graph:
+    return Graph(torch.from_numpy(src), torch.from_numpy(dst), len(feat),
+                 ndata={"feat": torch.from_numpy(feat)},
+                 edata={"feat": torch.from_numpy(weight).reshape(-1, 1)})
 
 
 def _build_chunk(args: tuple[np.ndarray, SuperpixelParams]) -> list[tuple[np.ndarray, ...]]:
@@ -332,7 +363,7 @@ def build_split(
                 results.extend(part)
                 bar.update(len(part))
         else:
-            # fork avoids re-importing torch/dgl in every worker; workers only use numpy/skimage.
+            # fork avoids re-importing torch in every worker; workers only use numpy/skimage.
             ctx = mp.get_context("fork") if sys.platform.startswith("linux") else mp.get_context()
             with ctx.Pool(workers) as pool:
                 for part in pool.imap(_build_chunk, _chunks(images, chunk, params)):
@@ -361,23 +392,44 @@ def _cache_stem(name: str, params: SuperpixelParams, max_graphs: int | None) -> 
 
 
 def _cache_paths(cache_dir: Path, stem: str) -> tuple[dict[str, Path], Path]:
-    return ({s: cache_dir / f"{stem}_{s}.bin" for s in ("train", "val", "test")},
-            cache_dir / f"{stem}.json")
+    return ({s: cache_dir / f"{stem}_{s}.npz" for s in SPLITS}, cache_dir / f"{stem}.json")
 
 
-def _cache_record(files: dict[str, Path], meta: Path, params: SuperpixelParams) -> dict | None:
-    """The meta record of a complete cache built with ``params``, else None.
+def _old_cache_files(files: dict[str, Path], meta: Path) -> list[Path]:
+    """The files of this cache in the DGL format of earlier versions (split ``.bin`` files, and
+    the meta json when it has no format field)."""
+    old = [p.with_suffix(".bin") for p in files.values() if p.with_suffix(".bin").is_file()]
+    if meta.is_file() and "format" not in (_read_meta(meta) or {"format": None}):
+        old.append(meta)
+    return old
 
-    The meta json is written after the split files, so its presence marks a finished build; an
-    empty split has no .bin file (DGL cannot save an empty graph list) and a count of 0.
-    """
-    record = _read_meta(meta) if meta.is_file() else {}
+
+def _cache_state(files: dict[str, Path], meta: Path,
+                 params: SuperpixelParams) -> tuple[dict | None, str | None]:
+    """``(record, None)`` for a complete cache of the current format built with ``params``;
+    ``(None, why)`` for a cache that is there but unusable (rebuilt, with one log line);
+    ``(None, None)`` when there is none. The meta json is written after the split files, so its
+    presence marks a finished build."""
+    if not meta.is_file():
+        if any(p.with_suffix(".bin").is_file() for p in files.values()):
+            return None, "is in the old DGL format (*.bin files of earlier versions)"
+        return None, None
+    record = _read_meta(meta)
+    if record is None:
+        return None, "has an unreadable meta json"
+    if "format" not in record:
+        return None, "is in the old DGL format (a meta json without a format field)"
+    if record.get("format") != FORMAT_NAME or record.get("format_version") != FORMAT_VERSION:
+        return None, (f"is in format {record.get('format')!r} version "
+                      f"{record.get('format_version')!r} (this code reads {FORMAT_NAME!r} "
+                      f"version {FORMAT_VERSION})")
     counts = record.get("graphs")
-    if not isinstance(counts, dict) or record.get("params") != asdict(params):
-        return None
-    if all(s in counts and (counts[s] == 0 or p.is_file()) for s, p in files.items()):
-        return record
-    return None
+    if record.get("params") != asdict(params) or not isinstance(counts, dict) \
+            or set(counts) != set(SPLITS):
+        return None, "was built with other parameters"
+    if not all(p.is_file() for p in files.values()):
+        return None, "is incomplete (a split file is missing)"
+    return record, None
 
 
 def _atomic_write(path: Path, write) -> None:
@@ -386,33 +438,44 @@ def _atomic_write(path: Path, write) -> None:
         write(tmp)
         os.replace(tmp, path)
     finally:
-        if tmp.exists():
-            tmp.unlink()
+        tmp.unlink(missing_ok=True)
 
 
 def _save_split(path: Path, split: GraphSplit) -> None:
-    if len(split) == 0:
-        return
-    labels = torch.cat([y.reshape(-1) for y in split.labels]) if len(split) else torch.zeros(
-        0, dtype=torch.int64)
-    _atomic_write(path, lambda p: dgl.save_graphs(str(p), split.graphs, {"labels": labels}))
+    pack = pack_graphs(split.graphs, node_keys=("feat",), edge_keys=("feat",))
+    labels = [torch.as_tensor(y).reshape(-1) for y in split.labels]
+    pack.graph["label"] = (torch.cat(labels) if labels else torch.zeros(0, dtype=torch.int64)
+                           ).to(torch.int64).numpy()
+    write_graph_pack(path, pack, FORMAT_NAME, FORMAT_VERSION)
 
 
-def _load_split(path: Path, n: int | None) -> GraphSplit:
-    idx = None
-    if n is not None:
-        total = len(dgl.data.utils.load_labels(str(path))["labels"])
-        idx = list(range(min(n, total)))
-    graphs, label_dict = dgl.load_graphs(str(path), idx)
-    labels = label_dict["labels"][: len(graphs)].long().reshape(-1, 1)
+def _load_split(path: Path, n: int | None, expected: int, in_dim: int) -> GraphSplit:
+    """The first ``n`` graphs (all when None) of a cached split of ``expected`` graphs;
+    PackError when the file is not exactly what the meta json promises."""
+    pack = read_graph_pack(path, FORMAT_NAME, FORMAT_VERSION, n)
+    want = expected if n is None else min(n, expected)
+    if len(pack) != want:
+        raise PackError(f"{path} holds {len(pack)} graphs, expected {want}")
+    feat, weight = pack.node.get("feat"), pack.edge.get("feat")
+    label = pack.graph.get("label")
+    if len(pack) and (feat is None or feat.dtype != np.float32 or feat.ndim != 2
+                      or feat.shape[1] != in_dim or weight is None
+                      or weight.dtype != np.float32 or weight.shape[1:] != (1,)
+                      or label is None or label.dtype.kind not in "iu"):
+        raise PackError(f"{path} does not hold superpixel graphs of width {in_dim}")
+    if not len(pack):
+        return GraphSplit([], [])
+    graphs = unpack_graphs(pack)
+    labels = torch.from_numpy(label.astype(np.int64)).reshape(-1, 1)
     return GraphSplit(graphs, list(labels.unbind(0)))
 
 
-def _read_meta(path: Path) -> dict:
+def _read_meta(path: Path) -> dict | None:
     try:
-        return json.loads(path.read_text())
+        record = json.loads(path.read_text())
     except (OSError, ValueError):
-        return {}
+        return None
+    return record if isinstance(record, dict) else None
 
 
 # --------------------------------------------------------------------------- loader
@@ -436,7 +499,31 @@ def superpixel_statistics(ds: GraphDataset) -> dict:
     return out
 
 
+def _short(exc: BaseException, limit: int = 160) -> str:
+    text = " ".join(f"{type(exc).__name__}: {exc}".split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _head(ds, start: int, stop: int, max_graphs: int | None) -> range:
+    stop = min(stop, len(ds))
+    if max_graphs is not None:
+        stop = min(stop, start + max_graphs)
+    return range(start, stop)
+
+
+def _converted(g: Graph, feat: torch.Tensor, weight: torch.Tensor | None, name: str,
+               where: str) -> Graph:
+    """A converted graph in our form: float32 feat (N, IN_DIM), float32 edge feat (E, 1)."""
+    feat = feat.float().reshape(g.num_nodes(), -1)
+    if feat.shape[1] != IN_DIM[name]:
+        raise DataError(f"{where}: node features of width {feat.shape[1]}, expected "
+                        f"{IN_DIM[name]} (intensity/RGB, then the centre (y, x))")
+    weight = torch.ones(g.num_edges(), 1) if weight is None else weight.float().reshape(-1, 1)
+    return Graph(g.src, g.dst, g.num_nodes(), ndata={"feat": feat}, edata={"feat": weight})
+
+
 def _load_dgl(name: str, data_dir: Path, max_graphs: int | None) -> dict[str, GraphSplit]:
+    dgl = require_dgl(f"{name} with --data_source dgl")
     cls_name = f"{name}SuperPixelDataset"
     cls = getattr(dgl.data, cls_name, None)
     if cls is None:
@@ -448,27 +535,53 @@ def _load_dgl(name: str, data_dir: Path, max_graphs: int | None) -> dict[str, Gr
             parts[split] = cls(raw_dir=str(data_dir), split=split)
         except Exception as exc:  # download/extraction errors come in many types
             raise DataError(
-                f"dgl.data.{cls_name}(raw_dir={str(data_dir)!r}, split={split!r}) failed: {exc}. "
-                "It downloads the benchmark's superpixels.zip, which needs internet; offline, use "
-                "`--data_source raw` with the raw images."
+                f"dgl.data.{cls_name}(raw_dir={str(data_dir)!r}, split={split!r}) failed: "
+                f"{_short(exc)}. It downloads the benchmark's superpixels.zip, which needs "
+                "internet; offline, use `--data_source raw` with the raw images."
             ) from exc
 
     def take(ds, start: int, stop: int) -> GraphSplit:
-        stop = min(stop, len(ds))
-        if max_graphs is not None:
-            stop = min(stop, start + max_graphs)
         graphs, labels = [], []
-        for i in range(start, stop):
+        for i in _head(ds, start, stop, max_graphs):
             g, y = ds[i]
-            g.ndata["feat"] = g.ndata["feat"].float()
-            g.edata["feat"] = g.edata["feat"].float().reshape(-1, 1)
-            graphs.append(g)
+            g = from_dgl(g)
+            graphs.append(_converted(g, g.ndata["feat"], g.edata.get("feat"), name,
+                                     f"dgl.data.{cls_name}"))
             labels.append(torch.as_tensor(y, dtype=torch.int64).reshape(1))
         return GraphSplit(graphs, labels)
 
     train = parts["train"]
     return {"train": take(train, NUM_VAL, len(train)), "val": take(train, 0, NUM_VAL),
             "test": take(parts["test"], 0, len(parts["test"]))}
+
+
+def _load_pyg(name: str, data_dir: Path, max_graphs: int | None) -> dict[str, GraphSplit]:
+    datasets = require_pyg(f"{name} with --data_source pyg")
+    root = data_dir / "pyg"
+    splits = {}
+    for split in SPLITS:
+        try:
+            ds = datasets.GNNBenchmarkDataset(root=str(root), name=name, split=split)
+        except Exception as exc:  # download/extraction errors come in many types
+            raise DataError(
+                f"torch_geometric.datasets.GNNBenchmarkDataset(root={str(root)!r}, "
+                f"name={name!r}, split={split!r}) failed: {_short(exc)}. It downloads the "
+                "benchmark's superpixel graphs, which needs internet; offline, use "
+                "`--data_source raw` with the raw images."
+            ) from exc
+        graphs, labels = [], []
+        for i in _head(ds, 0, len(ds), max_graphs):
+            data = ds[i]
+            g = from_pyg(data)
+            # PyG keeps the intensity/RGB in x and the centre in pos; ours is their concatenation.
+            parts = [g.ndata[k].float().reshape(g.num_nodes(), -1)
+                     for k in ("feat", "pos") if k in g.ndata]
+            feat = torch.cat(parts, 1) if parts else torch.zeros(g.num_nodes(), 0)
+            graphs.append(_converted(g, feat, g.edata.get("feat"), name,
+                                     "torch_geometric.datasets.GNNBenchmarkDataset"))
+            labels.append(torch.as_tensor(data.y, dtype=torch.int64).reshape(1))
+        splits[split] = GraphSplit(graphs, labels)
+    return splits
 
 
 def _build_raw(name: str, data_dir: Path, params: SuperpixelParams, max_graphs: int | None,
@@ -504,65 +617,97 @@ def load_superpixels(
     ``source="raw"`` builds from the raw images in ``data_dir`` (read only) and caches the result
     in ``cache_dir``; later calls load the cache without touching ``data_dir``. ``max_graphs``
     limits every split to its first N graphs. ``workers`` processes build in parallel (default:
-    all CPUs). ``source="dgl"`` uses DGL's built-in superpixel datasets instead.
+    all CPUs). ``source="dgl"`` converts DGL's built-in superpixel datasets (DGL profile),
+    ``source="pyg"`` PyG's ``GNNBenchmarkDataset`` (needs torch_geometric).
     """
     name = _check_name(name)
     params = PARAMS[name]
     data_dir = Path(data_dir).expanduser()
     t0 = time.perf_counter()
     info: dict = {"source": source, "data_dir": str(data_dir), "max_graphs": max_graphs}
-    if source == "dgl":
-        splits = _load_dgl(name, data_dir, max_graphs)
+    if source in ("dgl", "pyg"):
+        splits = (_load_dgl if source == "dgl" else _load_pyg)(name, data_dir, max_graphs)
         info.update(from_cache=False, build_time_s=time.perf_counter() - t0)
     elif source == "raw":
         cache = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
-        full_files, full_meta = _cache_paths(cache, _cache_stem(name, params, None))
-        sub_files, sub_meta = _cache_paths(cache, _cache_stem(name, params, max_graphs))
         info["params"] = asdict(params)
-        # The full build also serves any subset: then only the first max_graphs graphs are read.
-        files, meta = full_files, full_meta
-        recorded = _cache_record(files, meta, params)
-        if recorded is None and max_graphs is not None:
-            files, meta = sub_files, sub_meta
-            recorded = _cache_record(files, meta, params)
-        if recorded is not None:
-            splits = {s: _load_split(p, max_graphs) if recorded["graphs"][s] else GraphSplit([], [])
-                      for s, p in files.items()}
-            info.update(from_cache=True, cache_files={s: str(p) for s, p in files.items()},
-                        build_time_s=recorded.get("build_time_s"),
-                        split_build_time_s=recorded.get("split_build_time_s"),
-                        cache_load_time_s=time.perf_counter() - t0)
-            log.info("%s: loaded superpixel graphs from cache %s (%.1fs)", name, meta,
-                     info["cache_load_time_s"])
-        else:
-            splits, times = _build_raw(name, data_dir, params, max_graphs, workers, progress)
-            build_time = sum(times.values())
-            log.info("%s: superpixel build took %.1fs", name, build_time)
-            try:
-                cache.mkdir(parents=True, exist_ok=True)
-                sub_meta.unlink(missing_ok=True)  # mark the cache incomplete while rewriting it
-                for s, p in sub_files.items():
-                    _save_split(p, splits[s])
-                record = {"name": name, "params": asdict(params), "max_graphs": max_graphs,
-                          "graphs": {s: len(sp) for s, sp in splits.items()},
-                          "build_time_s": build_time, "split_build_time_s": times,
-                          "workers": workers or os.cpu_count(), "data_dir": str(data_dir),
-                          "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
-                # The meta file is written last: its presence marks a complete cache.
-                _atomic_write(sub_meta, lambda p: p.write_text(json.dumps(record, indent=1)))
-                info["cache_files"] = {s: str(p) for s, p in sub_files.items()}
-            except OSError as exc:
-                log.warning("%s: could not write the superpixel cache to %s (%s); the graphs "
-                            "will be rebuilt next time", name, cache, exc)
-            info.update(from_cache=False, build_time_s=build_time, split_build_time_s=times)
+        splits = _load_raw(name, data_dir, cache, params, max_graphs, workers, progress, info, t0)
     else:
-        raise ValueError(f"unknown superpixel source {source!r}; use 'raw' or 'dgl'")
+        raise ValueError(f"unknown superpixel source {source!r}; use one of {', '.join(SOURCES)}")
     ds = GraphDataset(name=name, train=splits["train"], val=splits["val"], test=splits["test"],
                       in_dim=IN_DIM[name], num_classes=NUM_CLASSES, num_edge_types=1)
     info["load_time_s"] = time.perf_counter() - t0
     info["splits"] = superpixel_statistics(ds)
     ds.info = info
     return ds
+
+
+def _load_raw(name: str, data_dir: Path, cache: Path, params: SuperpixelParams,
+              max_graphs: int | None, workers: int | None, progress: bool, info: dict,
+              t0: float) -> dict[str, GraphSplit]:
+    """The splits from the cache, or built from the raw images and cached."""
+    full_files, full_meta = _cache_paths(cache, _cache_stem(name, params, None))
+    sub_files, sub_meta = _cache_paths(cache, _cache_stem(name, params, max_graphs))
+    # The full build also serves any subset: then only the first max_graphs graphs are read.
+    candidates = [(full_files, full_meta)]
+    if max_graphs is not None:
+        candidates.append((sub_files, sub_meta))
+    problem = unreadable = None  # (meta, why) of an unusable cache, for the one log line
+    for files, meta in candidates:
+        record, why = _cache_state(files, meta, params)
+        if record is None:
+            problem = (meta, why) if why is not None else problem
+            continue
+        try:
+            splits = {s: _load_split(p, max_graphs, int(record["graphs"][s]), IN_DIM[name])
+                      for s, p in files.items()}
+        except (PackError, TypeError, ValueError) as exc:
+            problem = unreadable = (meta, f"cannot be read ({' '.join(str(exc).split())})")
+            for path in (meta, *files.values()):  # never tried again
+                path.unlink(missing_ok=True)
+            continue
+        info.update(from_cache=True, cache_files={s: str(p) for s, p in files.items()},
+                    build_time_s=record.get("build_time_s"),
+                    split_build_time_s=record.get("split_build_time_s"),
+                    cache_load_time_s=time.perf_counter() - t0)
+        if unreadable is not None:  # the full cache was unreadable, a subset cache serves
+            log.warning("%s: the superpixel cache %s %s; removed it, using %s", name,
+                        *unreadable, meta)
+        log.info("%s: loaded superpixel graphs from cache %s (%.1fs)", name, meta,
+                 info["cache_load_time_s"])
+        return splits
+
+    if problem is not None:
+        what = "it" if problem[0] == sub_meta else f"the first {max_graphs} graphs per split"
+        log.warning("%s: the superpixel cache %s %s; building %s from the raw images in %s",
+                    name, *problem, what, data_dir)
+    splits, times = _build_raw(name, data_dir, params, max_graphs, workers, progress)
+    build_time = sum(times.values())
+    log.info("%s: superpixel build took %.1fs", name, build_time)
+    old = _old_cache_files(full_files, full_meta) + _old_cache_files(sub_files, sub_meta)
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        sub_meta.unlink(missing_ok=True)  # mark the cache incomplete while rewriting it
+        for s, p in sub_files.items():
+            _save_split(p, splits[s])
+        record = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION, "name": name,
+                  "params": asdict(params), "max_graphs": max_graphs,
+                  "graphs": {s: len(sp) for s, sp in splits.items()},
+                  "files": {s: p.name for s, p in sub_files.items()},
+                  "build_time_s": build_time, "split_build_time_s": times,
+                  "workers": workers or os.cpu_count(), "data_dir": str(data_dir),
+                  "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
+        # The meta file is written last: its presence marks a complete cache.
+        _atomic_write(sub_meta, lambda p: p.write_text(json.dumps(record, indent=1)))
+        for path in old:  # files of the old DGL format: nothing reads them any more
+            if path != sub_meta:
+                path.unlink(missing_ok=True)
+        info["cache_files"] = {s: str(p) for s, p in sub_files.items()}
+    except OSError as exc:
+        log.warning("%s: could not write the superpixel cache to %s (%s); the graphs "
+                    "will be rebuilt next time", name, cache, exc)
+    info.update(from_cache=False, build_time_s=build_time, split_build_time_s=times)
+    return splits
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -572,13 +717,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--cache_dir", default=None)
     parser.add_argument("--max_graphs", type=int, default=None)
     parser.add_argument("--workers", type=int, default=None)
-    parser.add_argument("--data_source", default="raw", choices=["raw", "dgl"])
+    parser.add_argument("--data_source", default="raw", choices=SOURCES)
     parser.add_argument("--no_progress", action="store_true")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
-    ds = load_superpixels(args.name, args.data_dir, cache_dir=args.cache_dir,
-                          max_graphs=args.max_graphs, source=args.data_source,
-                          workers=args.workers, progress=not args.no_progress)
+    try:
+        ds = load_superpixels(args.name, args.data_dir, cache_dir=args.cache_dir,
+                              max_graphs=args.max_graphs, source=args.data_source,
+                              workers=args.workers, progress=not args.no_progress)
+    except DataError as exc:
+        raise SystemExit(f"error: {exc}") from None
     info = ds.info
     where = "loaded from cache" if info.get("from_cache") else "built"
     bt = info.get("build_time_s")

@@ -2,12 +2,14 @@ r"""Adaptive propagation of AP-GCN (Spinelli, Scardapane, Uncini, 2020), as in t
 
 Input :math:`z^0 = x` (the output of the net's linear layers). Propagation
 :math:`P(x)_v = (\deg^{in} v)^{-1/2} \sum_{u \to v} (\deg^{out} u)^{-1/2} x_u` (degrees clamped
-to ≥ 1; the release's ``APLayer`` used the out-degree on the source side, unlike its GCN). At step
+to ≥ 1; the release's ``APLayer`` used the out-degree on the source side, unlike its GCN): the
+project's :func:`~layers.propagation.propagate` with ``source_degree="out"``, equal to the
+release's DGL message passing (``tests/test_dgl_parity.py``). At step
 :math:`k = 1..T` (:math:`T` = ``n_iter``) a node that is still running computes
 
 .. math::
     z^k = P z^{k-1} \ (\text{mode "adaptive", the paper}) \quad\text{or}\quad
-    z^k = P x \ (\text{mode "release"}), \qquad
+    z^k = P x \ (\text{mode "one\_hop"}), \qquad
     h^k_v = \sigma(w^\top z^k_v + b)
 
 with the halting unit ``Linear(h, 1)`` whose bias starts at
@@ -24,30 +26,32 @@ where :math:`m^k_v` is the node's "still running" mask passed through dropout (a
 release), and :math:`z^0` is the dropped-out input. The net adds
 ``prop_penalty · mean(K + R)`` (:math:`R = 1 - S`, the remainders) to the loss.
 
-Mode ``"release"`` (default: the published numbers came from it) reproduces the authors'
-``APLayer``, which propagates the layer *input* at every step, so every :math:`z^k = Px` and
-the adaptive depth never goes beyond one hop (here :math:`Px` is computed once instead of
-:math:`T` times; the output is the same). Mode ``"adaptive"`` propagates the previous step, as in
-the AP-GCN paper. Dropout ``p = 0.5`` is the release's ``nn.Dropout()`` default.
+Mode ``"one_hop"`` (default: the published numbers came from it; ``"release"``, its earlier
+name, is accepted) reproduces the authors' ``APLayer``, which propagates the layer *input* at
+every step, so every :math:`z^k = Px` and the adaptive depth never goes beyond one hop (here
+:math:`Px` is computed once instead of :math:`T` times; the output is the same). Mode
+``"adaptive"`` propagates the previous step, as in the AP-GCN paper. Dropout ``p = 0.5`` is
+the release's ``nn.Dropout()`` default.
 """
 
 from __future__ import annotations
 
 import math
 
-import dgl
 import torch
 from torch import nn
 
-AP_MODES = ("release", "adaptive")
+from data.graph import Graph
+from layers.propagation import propagate
+
+AP_MODES = ("one_hop", "adaptive")
+AP_MODE_ALIASES = {"release": "one_hop"}  # this project's earlier name, by provenance
 HALT_THRESHOLD = 0.99  # a node stops once its halting probabilities sum to 1 - 0.01
 
 
-def ap_propagate(g: dgl.DGLGraph, x: torch.Tensor) -> torch.Tensor:
+def ap_propagate(g: Graph, x: torch.Tensor) -> torch.Tensor:
     """:math:`D_{in}^{-1/2} A^\\top D_{out}^{-1/2} x` (the release's ``APLayer.propagate``)."""
-    s_out = g.out_degrees().to(x).clamp(min=1).rsqrt().unsqueeze(1)
-    s_in = g.in_degrees().to(x).clamp(min=1).rsqrt().unsqueeze(1)
-    return dgl.ops.copy_u_sum(g, x * s_out) * s_in
+    return propagate(g, x, source_degree="out")
 
 
 class AdaptivePropagation(nn.Module):
@@ -56,13 +60,15 @@ class AdaptivePropagation(nn.Module):
     Args:
         n_iter: maximum number of propagation steps ``T``.
         h_size: feature width (input of the halting unit).
-        mode: ``"release"`` or ``"adaptive"``.
+        mode: ``"one_hop"`` (the release) or ``"adaptive"`` (the paper); see
+            :data:`AP_MODE_ALIASES` for older names.
         dropout: dropout of the input and of the update mask (the release's 0.5).
     """
 
-    def __init__(self, n_iter: int, h_size: int, mode: str = "release",
+    def __init__(self, n_iter: int, h_size: int, mode: str = "one_hop",
                  dropout: float = 0.5) -> None:
         super().__init__()
+        mode = AP_MODE_ALIASES.get(mode, mode)
         if mode not in AP_MODES:
             raise ValueError(f"unknown APGCN mode {mode!r}; expected one of {AP_MODES}")
         if n_iter < 1:
@@ -78,7 +84,7 @@ class AdaptivePropagation(nn.Module):
         nn.init.constant_(self.halt.bias, -math.log(self.n_iter))
 
     def forward(
-        self, g: dgl.DGLGraph, feat: torch.Tensor
+        self, g: Graph, feat: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``feat`` (N, d) → ``(out (N, d), steps (N,), remainders (N,))``."""
         n = feat.shape[0]
@@ -87,7 +93,7 @@ class AdaptivePropagation(nn.Module):
         running = torch.ones(n, dtype=torch.bool, device=feat.device)
         out = torch.zeros_like(feat)
         prop = self.dropout(feat)
-        one_hop = ap_propagate(g, feat) if self.mode == "release" else None
+        one_hop = ap_propagate(g, feat) if self.mode == "one_hop" else None
         for _ in range(self.n_iter):
             old_prop = prop
             running_f = running.to(feat.dtype)

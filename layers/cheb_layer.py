@@ -15,19 +15,20 @@ parameters (+ ``2·out`` BatchNorm, always allocated as in the release).
 Because :math:`\tilde A` commutes with right-multiplication, the same output is
 :math:`x(W_1 - W_3) - \tilde A(x W_2) + 2\tilde A^2(x W_3)`: propagating first costs two sparse
 products at the input width, projecting first two at the output width. The layer projects first
-when ``out ≤ in`` (e.g. Squirrel: 2,089 features → 16) and for sparse inputs (never densified).
+when ``out < in`` (e.g. Squirrel: 2,089 features → 16) and for sparse inputs (never densified):
+:func:`~layers.propagation.propagate_first`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-import dgl
 import torch
 from torch import nn
 
+from data.graph import Graph
 from layers.post_processing import PostProcess
-from layers.propagation import NormalizedAdjacency, propagate
+from layers.propagation import propagate, propagate_first
 
 
 class ChebLayer(nn.Module):
@@ -38,8 +39,6 @@ class ChebLayer(nn.Module):
         activation: e.g. ``torch.relu``; ``None`` on an output layer.
         dropout, graph_norm, batch_norm, residual: the shared post-processing.
     """
-
-    uses_adjacency = True
 
     def __init__(
         self,
@@ -70,33 +69,22 @@ class ChebLayer(nn.Module):
         self.post.reset_parameters()
 
     def kernel_terms(
-        self, g: dgl.DGLGraph, x: torch.Tensor, adj: NormalizedAdjacency | None = None
+        self, g: Graph, x: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """The Chebyshev terms :math:`(T_0 x, T_1 x, T_2 x)` before the linear maps."""
-        adj = NormalizedAdjacency(g) if adj is None else adj
-        ax = propagate(g, x, adj)
-        return x, -ax, 2 * propagate(g, ax, adj) - x
+        ax = propagate(g, x)
+        return x, -ax, 2 * propagate(g, ax) - x
 
     def forward(
-        self,
-        g: dgl.DGLGraph,
-        feat: torch.Tensor,
-        snorm_n: torch.Tensor | None = None,
-        adj: NormalizedAdjacency | None = None,
+        self, g: Graph, feat: torch.Tensor, snorm_n: torch.Tensor | None = None
     ) -> torch.Tensor:
         """``feat`` (N, in_dim) (dense or sparse COO) → (N, out_dim)."""
-        adj = NormalizedAdjacency(g) if adj is None else adj
-        if feat.is_sparse:  # never densify: project the sparse input first
-            project_first = True
-        elif self.order == "auto":
-            project_first = self.out_dim <= self.in_dim
-        else:
-            project_first = self.order == "project"
-        if project_first:  # x(W1 - W3) - Ã(xW2) + 2Ã²(xW3): propagations at the output width
+        if not propagate_first(feat, 2 * self.in_dim, 2 * self.out_dim, self.order):
+            # x(W1 - W3) - Ã(xW2) + 2Ã²(xW3): both propagations at the output width
             y1, y2, y3 = self.c1(feat), self.c2(feat), self.c3(feat)  # Linear accepts sparse COO
-            h = y1 - y3 + propagate(g, 2 * propagate(g, y3, adj) - y2, adj)
+            h = y1 - y3 + propagate(g, 2 * propagate(g, y3) - y2)
         else:
-            t0, t1, t2 = self.kernel_terms(g, feat, adj)
+            t0, t1, t2 = self.kernel_terms(g, feat)
             h = self.c1(t0) + self.c2(t1) + self.c3(t2)
         if feat.is_sparse and self.post.residual:  # the residual adds the input: make it dense
             feat = feat.to_dense()

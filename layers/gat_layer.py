@@ -1,4 +1,4 @@
-r"""GAT (Veličković et al., ICLR 2018) on DGL's ``GATConv``, heads concatenated, as in the release.
+r"""GAT (Veličković et al., ICLR 2018), heads concatenated, as in the release.
 
 For each head :math:`k = 1..H`, with :math:`z = \mathrm{dropout}(x) W^k` and LeakyReLU slope 0.2:
 
@@ -13,26 +13,76 @@ is used for both ``feat_drop`` and ``attn_drop`` (tied, as in the release), so t
 
 Conventions of the release reproduced here:
 
-* ``bias=False``: DGL 0.4's ``GATConv`` had no bias; DGL 2.x adds one by default (``H·out``
-  more parameters per layer). Parameters per layer: ``in·H·out + 2·H·out`` (+ ``2·H·out`` BN).
+* No bias: DGL 0.4's ``GATConv`` had none; DGL 2.x adds one by default (``H·out`` more
+  parameters per layer). Parameters per layer: ``in·H·out + 2·H·out`` (+ ``2·H·out`` BN).
 * Activation: none on SBM/ZINC/superpixels (the release's ``GATLayer`` default), ELU on the
   citation nets. The release applied the activation *after* the residual; ``PostProcess``
   applies it before. The release's citation configs turn the residual off, so the two orders
   give the same output for every published configuration.
 * Nodes without in-edges (directed superpixel graphs, single-node graphs) get a zero message
-  (``allow_zero_in_degree=True``).
+  (DGL's ``allow_zero_in_degree=True``).
+
+:class:`GATConv` is written on the project's primitives (:func:`~layers.propagation.edge_softmax`,
+:func:`~layers.propagation.weighted_aggregate`) and equals DGL 2.x's
+``GATConv(bias=False, residual=False, allow_zero_in_degree=True)``, proven by
+``tests/test_dgl_parity.py``: same parameters and ``state_dict`` names (``fc.weight``;
+``attn_l`` and ``attn_r`` of shape ``(1, H, out)``) and the same initialisation (Glorot-normal
+with the ReLU gain).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-import dgl
 import torch
-from dgl.nn.pytorch import GATConv
 from torch import nn
 
+from data.graph import Graph
 from layers.post_processing import PostProcess
+from layers.propagation import edge_softmax, weighted_aggregate
+
+
+class GATConv(nn.Module):
+    r"""Multi-head graph attention (see the module docstring for the maths), no bias.
+
+    Args:
+        in_feats: input width.
+        out_feats: width per head.
+        num_heads: attention heads ``H``.
+        feat_drop, attn_drop: dropout of the input features and of the attention weights.
+        negative_slope: LeakyReLU slope of the attention scores.
+    """
+
+    def __init__(self, in_feats: int, out_feats: int, num_heads: int, feat_drop: float = 0.0,
+                 attn_drop: float = 0.0, negative_slope: float = 0.2) -> None:
+        super().__init__()
+        self.in_feats, self.out_feats, self.num_heads = in_feats, out_feats, num_heads
+        self.fc = nn.Linear(in_feats, out_feats * num_heads, bias=False)
+        self.attn_l = nn.Parameter(torch.empty(1, num_heads, out_feats))
+        self.attn_r = nn.Parameter(torch.empty(1, num_heads, out_feats))
+        self.feat_drop = nn.Dropout(feat_drop)
+        self.attn_drop = nn.Dropout(attn_drop)
+        self.leaky_relu = nn.LeakyReLU(negative_slope)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        gain = nn.init.calculate_gain("relu")
+        nn.init.xavier_normal_(self.fc.weight, gain=gain)
+        nn.init.xavier_normal_(self.attn_l, gain=gain)
+        nn.init.xavier_normal_(self.attn_r, gain=gain)
+
+    def forward(self, g: Graph, feat: torch.Tensor) -> torch.Tensor:
+        """``feat`` (N, in) → (N, H, out)."""
+        z = self.fc(self.feat_drop(feat)).view(-1, self.num_heads, self.out_feats)
+        score_src = (z * self.attn_l).sum(-1)  # a_l·z_u, (N, H)
+        score_dst = (z * self.attn_r).sum(-1)  # a_r·z_v
+        src, dst = g.edges()
+        scores = self.leaky_relu(score_src[src] + score_dst[dst])  # (E, H)
+        attention = self.attn_drop(edge_softmax(g, scores))
+        return weighted_aggregate(g, z, attention)
+
+    def extra_repr(self) -> str:
+        return f"{self.in_feats}, {self.out_feats}, num_heads={self.num_heads}"
 
 
 class GATLayer(nn.Module):
@@ -59,8 +109,7 @@ class GATLayer(nn.Module):
         residual: bool = False,
     ) -> None:
         super().__init__()
-        self.conv = GATConv(in_dim, out_dim, num_heads, feat_drop=dropout, attn_drop=dropout,
-                            allow_zero_in_degree=True, bias=False)
+        self.conv = GATConv(in_dim, out_dim, num_heads, feat_drop=dropout, attn_drop=dropout)
         self.post = PostProcess(
             in_dim, out_dim * num_heads, activation, 0.0, graph_norm, batch_norm, residual
         )
@@ -70,9 +119,9 @@ class GATLayer(nn.Module):
         self.post.reset_parameters()
 
     def forward(
-        self, g: dgl.DGLGraph, feat: torch.Tensor, snorm_n: torch.Tensor | None = None
+        self, g: Graph, feat: torch.Tensor, snorm_n: torch.Tensor | None = None
     ) -> torch.Tensor:
         """``feat`` (N, in_dim) → (N, num_heads · out_dim)."""
-        if feat.is_sparse:  # GATConv's feature dropout needs a dense tensor
+        if feat.is_sparse:  # the feature dropout needs a dense tensor
             feat = feat.to_dense()
         return self.post(feat, self.conv(g, feat).flatten(1), snorm_n)

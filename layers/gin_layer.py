@@ -5,7 +5,11 @@ r"""GIN (Xu et al., ICLR 2019) with a learnable :math:`\epsilon`, as in benchmar
     h'_v = \mathrm{post}\Big(\mathrm{act}\big(\mathrm{BN}(\mathrm{MLP}(m_v))\big)\Big)
 
 (``neighbor_aggr_GIN`` may replace the sum by a mean or max; nodes without in-edges aggregate to
-0). ``MLP`` has ``n_mlp`` linear layers with BatchNorm + ReLU between them
+0, as in DGL 0.4, for every aggregator). The aggregation is the project's
+:func:`~layers.propagation.aggregate`, equal to DGL's ``copy_u_sum/mean/max`` (with DGL 2.x's
+``-inf`` of nodes without in-edges replaced by 0), proven by ``tests/test_dgl_parity.py``.
+
+``MLP`` has ``n_mlp`` linear layers with BatchNorm + ReLU between them
 (``n_mlp = 2``: Linear–BN–ReLU–Linear); the outer BN + activation is the release's
 ``ApplyNodeFunc`` and is always applied (the release's ``batch_norm`` flag only governs the BN in
 the post-processing). :math:`\epsilon` starts at 0; ``learn_eps=False`` keeps it fixed.
@@ -20,13 +24,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import dgl
 import torch
 from torch import nn
 
+from data.graph import Graph
 from layers.post_processing import PostProcess
+from layers.propagation import aggregate
 
-AGGREGATORS = {"sum": dgl.ops.copy_u_sum, "mean": dgl.ops.copy_u_mean, "max": dgl.ops.copy_u_max}
+AGGREGATORS = ("sum", "mean", "max")
 
 
 def gin_mlp(in_dim: int, out_dim: int, n_layers: int) -> nn.Sequential:
@@ -70,7 +75,7 @@ class GINLayer(nn.Module):
     ) -> None:
         super().__init__()
         if aggregator not in AGGREGATORS:
-            raise ValueError(f"unknown GIN aggregator {aggregator!r}; use {sorted(AGGREGATORS)}")
+            raise ValueError(f"unknown GIN aggregator {aggregator!r}; use one of {AGGREGATORS}")
         self.aggregator = aggregator
         self.activation = activation
         eps = torch.zeros(1)
@@ -92,15 +97,12 @@ class GINLayer(nn.Module):
         self.bn_apply.reset_parameters()
         self.post.reset_parameters()
 
-    def aggregate(self, g: dgl.DGLGraph, feat: torch.Tensor) -> torch.Tensor:
+    def aggregate(self, g: Graph, feat: torch.Tensor) -> torch.Tensor:
         r""":math:`(1+\epsilon) x_v + \mathrm{AGG}_{u \to v} x_u`."""
-        neigh = AGGREGATORS[self.aggregator](g, feat)
-        if self.aggregator == "max":  # DGL fills nodes without in-edges with -inf; DGL 0.4 gave 0
-            neigh = torch.where(torch.isinf(neigh), torch.zeros_like(neigh), neigh)
-        return (1 + self.eps) * feat + neigh
+        return (1 + self.eps) * feat + aggregate(g, feat, self.aggregator)
 
     def forward(
-        self, g: dgl.DGLGraph, feat: torch.Tensor, snorm_n: torch.Tensor | None = None
+        self, g: Graph, feat: torch.Tensor, snorm_n: torch.Tensor | None = None
     ) -> torch.Tensor:
         """``feat`` (N, in_dim) → (N, out_dim)."""
         if feat.is_sparse:  # the (1 + ε)·x + Σ x_u sum needs a dense tensor

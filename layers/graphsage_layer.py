@@ -1,22 +1,40 @@
-r"""GraphSAGE (Hamilton et al., NeurIPS 2017) on DGL's ``SAGEConv``, as in the release.
+r"""GraphSAGE (Hamilton et al., NeurIPS 2017), as in the release.
 
 .. math::
-    h'_v = \mathrm{post}\Big(\mathrm{act}\big(W_{self}\, \tilde x_v
-           + W_{neigh}\, \mathrm{AGG}_{u \to v}\, \tilde x_u + b\big)\Big),
+    h'_v = \mathrm{post}\Big(\mathrm{act}\big(W_{self}\, \tilde x_v + b
+           + W_{neigh}\, \mathrm{AGG}_{u \to v}\, \tilde x_u\big)\Big),
     \qquad \tilde x = \mathrm{dropout}(x)
 
-with ``AGG`` the mean (``sage_aggregator``, default ``"mean"``; nodes without in-edges aggregate
-to 0). The release passed ``dropout`` as ``SAGEConv``'s ``feat_drop`` (on the layer *input*) and
-the activation to ``SAGEConv`` itself, so the order is act → graph norm → BN → residual; the
-shared :class:`~layers.post_processing.PostProcess` therefore runs with no activation and no
-output dropout.
+with the aggregator ``sage_aggregator``:
+
+* ``"mean"`` (default): :math:`\mathrm{AGG} = \frac{1}{\deg^{in}(v)} \sum_{u \to v} \tilde x_u`;
+* ``"pool"``: :math:`\mathrm{AGG} = \max_{u \to v} \mathrm{relu}(W_{pool} \tilde x_u + b_{pool})`
+  (elementwise);
+* ``"gcn"``: no self term, :math:`h = W_{neigh} \frac{\tilde x_v + \sum_{u \to v} \tilde x_u}
+  {\deg^{in}(v) + 1} + b`.
+
+Nodes without in-edges aggregate to 0. For ``"mean"`` and ``"gcn"``, :math:`W_{neigh}` is applied
+before the aggregation when it narrows the features (``in > out``), after it otherwise (the
+aggregation is linear, so the result is the same). The release passed ``dropout`` as
+``SAGEConv``'s ``feat_drop`` (on the layer *input*, self and neighbour features alike) and the
+activation to ``SAGEConv`` itself, so the order is act → graph norm → BN → residual; the shared
+:class:`~layers.post_processing.PostProcess` therefore runs with no activation and no output
+dropout.
+
+:class:`SAGEConv` is written on the project's primitives (:func:`~layers.propagation.aggregate`)
+and equals DGL 2.x's ``SAGEConv`` for these three aggregators, proven by
+``tests/test_dgl_parity.py``: same parameters (``fc_self`` with bias, ``fc_neigh`` without,
+``fc_pool`` for ``"pool"``, a separate ``bias`` for ``"gcn"``), same names in ``state_dict`` and
+the same initialisation (Glorot-uniform weights with the ReLU gain; the biases of ``fc_self`` and
+``fc_pool`` keep ``nn.Linear``'s default initialisation, ``bias`` starts at 0). DGL's ``"lstm"``
+aggregator is not provided.
 
 Parameter conventions:
 
-* DGL 0.4's ``SAGEConv`` (the release) gave both ``fc_self`` and ``fc_neigh`` a bias; DGL 2.x
-  gives only ``fc_self`` one. The two biases are added together, so they are one parameter
-  vector in effect, but our count is ``out`` lower per layer than the release's — the single
-  count difference that cannot be closed with DGL 2.x's module (see tests/test_param_counts.py).
+* DGL 0.4's ``SAGEConv`` (the release) gave both ``fc_self`` and ``fc_neigh`` a bias; DGL 2.x,
+  and this module, give only ``fc_self`` one. The two biases are added together, so they are one
+  parameter vector in effect, but our count is ``out`` lower per layer than the release's — the
+  single count difference that cannot be closed (see tests/test_param_counts.py).
 * The release's GraphSage layer allocated its BatchNorm only when ``batch_norm`` was on (unlike
   every other layer of the release). ``PostProcess`` always allocates it, so when ``batch_norm``
   is off its (unused) parameters are frozen, which keeps the trainable-parameter count equal to
@@ -27,23 +45,99 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import dgl
 import torch
-from dgl.nn.pytorch import SAGEConv
 from torch import nn
+from torch.nn import functional as F
 
+from data.graph import Graph
 from layers.post_processing import PostProcess
+from layers.propagation import aggregate
+
+SAGE_AGGREGATORS = ("mean", "gcn", "pool")
+
+
+class SAGEConv(nn.Module):
+    r"""The GraphSAGE convolution (see the module docstring for the maths).
+
+    Args:
+        in_feats, out_feats: feature widths.
+        aggregator: ``"mean"``, ``"gcn"`` or ``"pool"``.
+        feat_drop: dropout of the input features (self and neighbours).
+        bias: learn the bias (in ``fc_self``, or ``bias`` for ``"gcn"``).
+        activation: applied to the output; ``None`` for none.
+    """
+
+    def __init__(
+        self,
+        in_feats: int,
+        out_feats: int,
+        aggregator: str = "mean",
+        feat_drop: float = 0.0,
+        bias: bool = True,
+        activation: Callable[[torch.Tensor], torch.Tensor] | None = None,
+    ) -> None:
+        super().__init__()
+        if aggregator not in SAGE_AGGREGATORS:
+            raise ValueError(
+                f"unknown GraphSAGE aggregator {aggregator!r}; supported: {SAGE_AGGREGATORS}")
+        self.in_feats, self.out_feats, self.aggregator = in_feats, out_feats, aggregator
+        self.feat_drop = nn.Dropout(feat_drop)
+        self.activation = activation
+        # Created in DGL's order, so that one seed gives DGL's initial values.
+        if aggregator == "pool":
+            self.fc_pool = nn.Linear(in_feats, in_feats)
+        self.fc_neigh = nn.Linear(in_feats, out_feats, bias=False)
+        if aggregator != "gcn":
+            self.fc_self = nn.Linear(in_feats, out_feats, bias=bias)
+        else:
+            self.bias = nn.Parameter(torch.zeros(out_feats)) if bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Glorot-uniform weights (ReLU gain); the ``nn.Linear`` biases are left as they are."""
+        gain = nn.init.calculate_gain("relu")
+        if self.aggregator == "pool":
+            nn.init.xavier_uniform_(self.fc_pool.weight, gain=gain)
+        if self.aggregator != "gcn":
+            nn.init.xavier_uniform_(self.fc_self.weight, gain=gain)
+        nn.init.xavier_uniform_(self.fc_neigh.weight, gain=gain)
+
+    def _neighbours(self, g: Graph, h: torch.Tensor) -> torch.Tensor:
+        """``W_neigh · AGG`` of the (dropped-out) features ``h``."""
+        if self.aggregator == "pool":
+            return self.fc_neigh(aggregate(g, F.relu(self.fc_pool(h)), "max"))
+        project_first = self.in_feats > self.out_feats
+        src = self.fc_neigh(h) if project_first else h
+        if self.aggregator == "mean":
+            neigh = aggregate(g, src, "mean")
+        else:  # "gcn": the node itself counts as one more neighbour
+            degrees = g.in_degrees().to(src.dtype).unsqueeze(-1)
+            neigh = (aggregate(g, src, "sum") + src) / (degrees + 1)
+        return neigh if project_first else self.fc_neigh(neigh)
+
+    def forward(self, g: Graph, feat: torch.Tensor) -> torch.Tensor:
+        """``feat`` (N, in) → (N, out)."""
+        h = self.feat_drop(feat)
+        neigh = self._neighbours(g, h)
+        if self.aggregator != "gcn":
+            out = self.fc_self(h) + neigh
+        else:
+            out = neigh if self.bias is None else neigh + self.bias
+        return out if self.activation is None else self.activation(out)
+
+    def extra_repr(self) -> str:
+        return f"{self.in_feats}, {self.out_feats}, aggregator={self.aggregator}"
 
 
 class GraphSageLayer(nn.Module):
-    """One GraphSAGE layer: ``SAGEConv`` (with input dropout and activation) + post-processing.
+    """One GraphSAGE layer: :class:`SAGEConv` (input dropout, activation) + post-processing.
 
     Args:
         in_dim, out_dim: feature widths.
         activation: applied inside ``SAGEConv`` (before normalisation); ``None`` on an output layer.
         dropout: ``SAGEConv``'s ``feat_drop`` (dropout of the layer input).
         graph_norm, batch_norm, residual: the shared post-processing.
-        aggregator: ``SAGEConv``'s aggregator (``"mean"``, ``"pool"``, ``"lstm"``, ``"gcn"``).
+        aggregator: ``"mean"``, ``"gcn"`` or ``"pool"``.
     """
 
     def __init__(
@@ -69,9 +163,9 @@ class GraphSageLayer(nn.Module):
         self.post.reset_parameters()
 
     def forward(
-        self, g: dgl.DGLGraph, feat: torch.Tensor, snorm_n: torch.Tensor | None = None
+        self, g: Graph, feat: torch.Tensor, snorm_n: torch.Tensor | None = None
     ) -> torch.Tensor:
         """``feat`` (N, in_dim) → (N, out_dim)."""
-        if feat.is_sparse:  # SAGEConv's input dropout and aggregation need a dense tensor
+        if feat.is_sparse:  # the input dropout and the aggregation need a dense tensor
             feat = feat.to_dense()
         return self.post(feat, self.conv(g, feat), snorm_n)

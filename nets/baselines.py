@@ -24,12 +24,11 @@ densify them (PubMed: 19,717 × 500 floats, ≈ 40 MB).
 
 from __future__ import annotations
 
-import dgl
 import torch
-from dgl.nn.pytorch import SGConv
 from torch import nn
 from torch.nn import functional as F
 
+from data.graph import Graph
 from layers.ap_layer import AdaptivePropagation
 from layers.cheb_layer import ChebLayer
 from layers.gat_layer import GATLayer
@@ -38,6 +37,7 @@ from layers.gin_layer import GINLayer
 from layers.gmm_layer import GMMLayer
 from layers.graphsage_layer import GraphSageLayer
 from layers.mlp_readout_layer import MLPReadout
+from layers.propagation import propagate
 from nets.components import LayerStack, graph_readout, make_encoder
 from nets.gnn_net import NetIO
 from nets.registry import register
@@ -94,9 +94,8 @@ class StackNet(nn.Module):
         self.stack = LayerStack(layers)
         self.head = head
 
-    def forward(self, g: dgl.DGLGraph, h: torch.Tensor, e: torch.Tensor | None = None,
-                snorm_n: torch.Tensor | None = None,
-                snorm_e: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(self, g: Graph, h: torch.Tensor,
+                snorm_n: torch.Tensor | None = None) -> torch.Tensor:
         if self.encoder is not None:
             h = self.encoder(h)
         h = self.stack(g, feature_dropout(self.in_feat_dropout, h), snorm_n)
@@ -171,9 +170,8 @@ class GINNet(nn.Module):
         self.predictions = nn.ModuleList(nn.Linear(hidden, io.num_classes)
                                          for _ in range(n_layers + 1))
 
-    def forward(self, g: dgl.DGLGraph, h: torch.Tensor, e: torch.Tensor | None = None,
-                snorm_n: torch.Tensor | None = None,
-                snorm_e: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(self, g: Graph, h: torch.Tensor,
+                snorm_n: torch.Tensor | None = None) -> torch.Tensor:
         h = self.in_feat_dropout(self.encoder(h))
         hidden = self.stack(g, h, snorm_n, return_all=True)
         if self.io.level == "graph":
@@ -225,9 +223,8 @@ class MLPNet(nn.Module):
         self.gates = nn.Linear(hidden, hidden) if self.gated else None
         self.head = MLPReadout(hidden, io.num_classes)
 
-    def forward(self, g: dgl.DGLGraph, h: torch.Tensor, e: torch.Tensor | None = None,
-                snorm_n: torch.Tensor | None = None,
-                snorm_e: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(self, g: Graph, h: torch.Tensor,
+                snorm_n: torch.Tensor | None = None) -> torch.Tensor:
         if self.encoder is not None:
             h = self.encoder(h)
         h = self.feat_mlp(feature_dropout(self.in_feat_dropout, h))
@@ -239,6 +236,38 @@ class MLPNet(nn.Module):
 
 
 # ------------------------------------------------------------------ SGC and APGCN
+class SGConv(nn.Module):
+    r"""Simplified graph convolution: :math:`P^k x\, W + b`, with :math:`P` the degree-normalised
+    sum over in-edges, in-degree on both sides (:func:`~layers.propagation.propagate`).
+
+    Written on the project's primitives, it equals DGL 2.x's ``SGConv(k, bias=True,
+    allow_zero_in_degree=True)`` (which normalises both sides by the in-degree too), proven by
+    ``tests/test_dgl_parity.py``: same ``state_dict`` names (``fc.weight``, ``fc.bias``) and
+    initialisation (Glorot-uniform weight, zero bias). Propagates at the input width, then
+    projects, as DGL's does.
+    """
+
+    def __init__(self, in_feats: int, out_feats: int, k: int = 1, bias: bool = True) -> None:
+        super().__init__()
+        self.k = k
+        self.fc = nn.Linear(in_feats, out_feats, bias=bias)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        nn.init.xavier_uniform_(self.fc.weight)
+        if self.fc.bias is not None:
+            nn.init.zeros_(self.fc.bias)
+
+    def forward(self, g: Graph, feat: torch.Tensor) -> torch.Tensor:
+        """``feat`` (N, in) → (N, out)."""
+        for _ in range(self.k):
+            feat = propagate(g, feat)
+        return self.fc(feat)
+
+    def extra_repr(self) -> str:
+        return f"k={self.k}"
+
+
 class LinearChain(nn.Module):
     """``Linear(dropout(x))``, ReLU between consecutive layers, none after the last.
 
@@ -262,8 +291,8 @@ class SGCNet(nn.Module):
     r"""SGC (Wu et al., ICML 2019) after the release's linear layers.
 
     Batched graphs: encoder → input dropout → (L−1) × Linear(h, h) (:class:`LinearChain`) →
-    ``SGConv(h, h, k)`` (:math:`\tilde A^k x W + b`, in-degree normalisation on both sides,
-    self-loops from the runner) → (readout) → MLP head. Single graph: Linear(in, h) →
+    :class:`SGConv` ``(h, h, k)`` (:math:`\tilde A^k x W + b`, in-degree normalisation on both
+    sides, self-loops from the runner) → (readout) → MLP head. Single graph: Linear(in, h) →
     (L−1) × Linear(h, h) → ``SGConv(h, classes, k)``. ``k = sgc_k`` (2; the release's ZINC net
     used 8). Input dropout is ``in_feat_dropout`` (the release's SBM net used ``dropout``; both
     are 0 in its SBM configs).
@@ -278,12 +307,11 @@ class SGCNet(nn.Module):
         self.in_feat_dropout = nn.Dropout(0.0 if single else p["in_feat_dropout"])
         self.chain = LinearChain([hidden] * n_layers, p["dropout"])
         out = io.num_classes if single else hidden
-        self.prop = SGConv(hidden, out, k=p["sgc_k"], bias=True, allow_zero_in_degree=True)
+        self.prop = SGConv(hidden, out, k=p["sgc_k"], bias=True)
         self.head = None if single else MLPReadout(hidden, io.num_classes)
 
-    def forward(self, g: dgl.DGLGraph, h: torch.Tensor, e: torch.Tensor | None = None,
-                snorm_n: torch.Tensor | None = None,
-                snorm_e: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(self, g: Graph, h: torch.Tensor,
+                snorm_n: torch.Tensor | None = None) -> torch.Tensor:
         h = self.chain(self.in_feat_dropout(self.encoder(h)))
         h = self.prop(g, h)
         if self.io.level == "graph":
@@ -328,9 +356,8 @@ class APGCNNet(nn.Module):
         self.steps: torch.Tensor | None = None
         self.remainders: torch.Tensor | None = None
 
-    def forward(self, g: dgl.DGLGraph, h: torch.Tensor, e: torch.Tensor | None = None,
-                snorm_n: torch.Tensor | None = None,
-                snorm_e: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(self, g: Graph, h: torch.Tensor,
+                snorm_n: torch.Tensor | None = None) -> torch.Tensor:
         if self.encoder is not None:
             h = self.in_feat_dropout(self.encoder(h))
         h, self.steps, self.remainders = self.prop(g, self.chain(h))

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import dgl
 import torch
 from torch import nn
 
-from layers.propagation import NormalizedAdjacency
+from data.graph import Graph
+from layers.propagation import readout
 
 
 def make_encoder(kind: str, in_dim: int, hidden_dim: int) -> nn.Module:
@@ -18,38 +18,31 @@ def make_encoder(kind: str, in_dim: int, hidden_dim: int) -> nn.Module:
     raise ValueError(f"unknown encoder kind {kind!r}")
 
 
-def graph_readout(g: dgl.DGLGraph, h: torch.Tensor, how: str = "mean") -> torch.Tensor:
+def graph_readout(g: Graph, h: torch.Tensor, how: str = "mean") -> torch.Tensor:
     """One vector per graph of a batch: the mean, sum or max of its node features."""
-    with g.local_scope():
-        g.ndata["_h"] = h
-        return dgl.readout_nodes(g, "_h", op=how)
+    return readout(g, h, how)
 
 
 class LayerStack(nn.Module):
-    """Applies graph layers in sequence, computing shared per-batch quantities once.
+    """Applies graph layers ``layer(g, h, snorm_n)`` in sequence.
 
-    A layer whose class sets ``uses_adjacency = True`` receives ``adj=NormalizedAdjacency(g)``,
-    built a single time per forward pass instead of once per propagation.
+    Per-graph quantities the layers share (normalised adjacency, degrees) are cached on ``g``
+    itself, so they are computed once per batch however many layers use them.
     """
 
     def __init__(self, layers: list[nn.Module]) -> None:
         super().__init__()
         self.layers = nn.ModuleList(layers)
-        self._needs_adj = any(getattr(layer, "uses_adjacency", False) for layer in layers)
 
     def forward(
         self,
-        g: dgl.DGLGraph,
+        g: Graph,
         h: torch.Tensor,
         snorm_n: torch.Tensor | None = None,
         return_all: bool = False,
     ) -> torch.Tensor | list[torch.Tensor]:
-        adj = NormalizedAdjacency(g) if self._needs_adj else None
         hidden = [h]
         for layer in self.layers:
-            if getattr(layer, "uses_adjacency", False):
-                h = layer(g, h, snorm_n, adj=adj)
-            else:
-                h = layer(g, h, snorm_n)
+            h = layer(g, h, snorm_n)
             hidden.append(h)
         return hidden if return_all else h

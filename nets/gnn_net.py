@@ -9,12 +9,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
+from typing import Any
 
-import dgl
 import torch
 from torch import nn
 
+from data.graph import Graph
 from layers.mlp_readout_layer import MLPReadout
 from nets.components import LayerStack, graph_readout, make_encoder
 
@@ -28,6 +29,14 @@ class NetIO:
     in_dim: int
     num_classes: int
     num_edge_types: int = 1
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> NetIO:
+        """From :meth:`as_dict` output; keys of other versions are ignored."""
+        return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
 
 
 # (in_dim, out_dim, net_params, output_layer) -> layer
@@ -61,12 +70,7 @@ class GNNNet(nn.Module):
         self.head = MLPReadout(out_dim, io.num_classes)
 
     def forward(
-        self,
-        g: dgl.DGLGraph,
-        h: torch.Tensor,
-        e: torch.Tensor | None = None,
-        snorm_n: torch.Tensor | None = None,
-        snorm_e: torch.Tensor | None = None,
+        self, g: Graph, h: torch.Tensor, snorm_n: torch.Tensor | None = None
     ) -> torch.Tensor:
         if self.encoder is not None:
             h = self.in_feat_dropout(self.encoder(h))

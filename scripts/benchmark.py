@@ -1,60 +1,46 @@
-"""AutoGCN's training cost against GCN and against a plain re-implementation of its layer.
+"""AutoGCN's training cost against GCN's, measured side by side.
 
-    OMP_NUM_THREADS=1 python scripts/benchmark.py [--datasets SBM_CLUSTER,ZINC,MNIST]
-        [--graphs 256] [--epochs 5] [--profile]
+    OMP_NUM_THREADS=1 python -m scripts.benchmark [--datasets SBM_CLUSTER,ZINC,MNIST]
+        [--graphs 256] [--epochs 5] [--device cpu|cuda[:i]] [--profile]
 
 For every dataset, in one process and on the same mini-batches (the first ``--graphs`` training
-graphs, batches of 128 collated once), it measures
+graphs, batches of 128 collated once and kept on the device), it measures the training epoch
+(forward + loss + backward + Adam step over all batches) of AutoGCN and GCN, both built from
+their published configs (``configs/``), and the peak memory of an epoch above the level before
+it (on CUDA ``torch.cuda.max_memory_allocated``; on the CPU the peak of live tensor memory that
+the CPU allocator reports to ``torch.profiler`` — tensors only, since ``ru_maxrss`` cannot be
+reset between models in one process).
 
-* the training epoch (forward + loss + backward + Adam step over all batches) of AutoGCN and
-  GCN, both built from their published configs (``configs/``), and of the AutoGCN net with
-  every layer replaced by :class:`~layers.reference_autogcn.ReferenceAutoGCNLayer` sharing the
-  same weights (the straightforward formulation: normalisation recomputed per propagation,
-  one ``nn.Linear`` per filter applied to the explicitly formed filter input, the gate in plain
-  tensor operations);
-* the layer stack alone (forward + backward of the L graph layers on the encoder's output), for
-  AutoGCN and the reference: the layer cost without the shared encoder, head, loss, optimiser;
-* peak memory of a training epoch above the level before it: on CUDA
-  ``torch.cuda.max_memory_allocated``; on the CPU the peak of live tensor memory reported by the
-  CPU allocator to ``torch.profiler`` (``profile_memory=True``) — tensors only, not the
-  allocator's or the process's overhead (``ru_maxrss`` cannot be reset, so per-model deltas in
-  one process would be meaningless).
+The candidates alternate within every repeat (order rotated each time) and the median over
+``--epochs`` repeats is reported after one untimed warm-up epoch each, so background load hits
+them alike. Printed: ``AutoGCN/GCN epoch time ratio on <DATASET>``, absolute s/epoch and
+memory. ``--profile`` also prints torch.profiler's top operators per model, sorted by time on
+the chosen device.
 
-The measured candidates alternate within every repeat (order rotated each time) and the median
-over ``--epochs`` repeats is reported after one untimed warm-up epoch each, so background load
-on a shared machine hits them alike. Printed: ``AutoGCN/GCN epoch time ratio on <DATASET>``
-and ``AutoGCN/reference layer time ratio on <DATASET>`` (< 1: AutoGCN faster), absolute
-s/epoch and memory. ``--profile`` also prints torch.profiler's top operators per model.
-
-Data: SBM_CLUSTER generated in memory (``data.sbm.generate_sbm_split``, nothing written), ZINC
-from ``--zinc_dir`` (raw pickles), MNIST from the superpixel cache in ``--cache_dir`` (built from
-the raw images in ``--mnist_dir`` when the cache is absent).
+Data: SBM_CLUSTER generated in memory (nothing written), ZINC from ``--zinc_dir`` (raw
+pickles), MNIST from the superpixel cache in ``--cache_dir`` (built from the raw images in
+``--mnist_dir`` when absent).
 """
 
 from __future__ import annotations
 
 import argparse
-import copy
-import os
 import statistics
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import torch
 from torch import nn
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+from data.common import GraphSplit, collate_graphs
+from nets.gnn_net import NetIO
+from nets.registry import build_net, count_parameters, uses_self_loops
+from train.config import load_config
+from train.tasks import SBM, SUPERPIXELS, ZINC, Task
 
-from data.common import GraphSplit, collate_graphs  # noqa: E402
-from layers.reference_autogcn import to_reference  # noqa: E402
-from nets.gnn_net import NetIO  # noqa: E402
-from nets.registry import build_net, count_parameters, uses_self_loops  # noqa: E402
-from train.config import load_config  # noqa: E402
-from train.tasks import SBM, SUPERPIXELS, ZINC, Task  # noqa: E402
-
+ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = {
     "SBM_CLUSTER": "configs/SBMs_node_clustering_{}_CLUSTER.json",
     "ZINC": "configs/molecules_graph_regression_{}_ZINC.json",
@@ -64,7 +50,6 @@ CONFIGS = {
 PUBLISHED_S_PER_EPOCH = {"SBM_CLUSTER": (20.40, 14.76), "ZINC": (4.88, 3.29),
                          "MNIST": (59.39, 47.93)}
 FULL_TRAIN_GRAPHS = {"SBM_CLUSTER": 10000, "ZINC": 10000, "MNIST": 55000}
-REFERENCE = "AUTOGCN-reference"
 
 
 @dataclass
@@ -76,9 +61,7 @@ class Candidate:
     batches: list[tuple]
     optimizer: torch.optim.Optimizer
     epoch_s: list[float] = field(default_factory=list)
-    stack_s: list[float] = field(default_factory=list)
     memory_mb: float | None = None
-    stack_inputs: list[tuple] = field(default_factory=list)
 
 
 # ------------------------------------------------------------------------------------- data
@@ -95,27 +78,22 @@ def load_train_split(dataset: str, n: int, args: argparse.Namespace
         from data.molecules import load_zinc
 
         ds = load_zinc(args.zinc_dir, max_graphs=n)
-        io = NetIO("graph", "embedding", ds.in_dim, ds.num_classes, ds.num_edge_types)
-        return ds.train, io, ZINC
-    if dataset == "MNIST":
-        from data.superpixels import load_superpixels
+        return ds.train, NetIO("graph", "embedding", ds.in_dim, ds.num_classes), ZINC
+    from data.superpixels import load_superpixels
 
-        ds = load_superpixels("MNIST", args.mnist_dir, cache_dir=args.cache_dir, max_graphs=n,
-                              progress=False)
-        return ds.train, NetIO("graph", "linear", ds.in_dim, ds.num_classes), SUPERPIXELS
-    raise SystemExit(f"unknown dataset {dataset!r}; choose from {', '.join(CONFIGS)}")
+    ds = load_superpixels("MNIST", args.mnist_dir, cache_dir=args.cache_dir, max_graphs=n,
+                          progress=False)
+    return ds.train, NetIO("graph", "linear", ds.in_dim, ds.num_classes), SUPERPIXELS
 
 
 def make_batches(split: GraphSplit, batch_size: int, device: torch.device) -> list[tuple]:
-    """Fixed batches (graph, node features, edge features, labels, snorm_n, snorm_e)."""
+    """Fixed batches ``(graph, node features, labels, snorm_n)`` on ``device``."""
     batches = []
     for start in range(0, len(split), batch_size):
         samples = [split[i] for i in range(start, min(start + batch_size, len(split)))]
-        g, labels, snorm_n, snorm_e = collate_graphs(samples)
+        g, labels, snorm_n = collate_graphs(samples)
         g = g.to(device)
-        e = g.edata["feat"] if "feat" in g.edata else None
-        batches.append((g, g.ndata["feat"], e, labels.to(device), snorm_n.to(device),
-                        snorm_e.to(device)))
+        batches.append((g, g.ndata["feat"], labels.to(device), snorm_n.to(device)))
     return batches
 
 
@@ -128,33 +106,14 @@ def _sync(device: torch.device) -> None:
 def train_epoch(c: Candidate, task: Task) -> None:
     """One training epoch over the fixed batches: forward, loss, backward, optimiser step."""
     c.net.train()
-    for g, h, e, labels, snorm_n, snorm_e in c.batches:
+    for g, h, labels, snorm_n in c.batches:
         c.optimizer.zero_grad()
-        loss = task.loss(c.net(g, h, e, snorm_n, snorm_e), labels)
+        loss = task.loss(c.net(g, h, snorm_n), labels)
         aux = getattr(c.net, "auxiliary_loss", None)
         if callable(aux):
             loss = loss + aux()
         loss.backward()
         c.optimizer.step()
-
-
-def stack_epoch(c: Candidate) -> None:
-    """Forward + backward of the graph-layer stack alone, on the encoder's outputs."""
-    c.net.train()
-    for (g, snorm_n, h0, grad_out) in c.stack_inputs:
-        h = h0.detach().requires_grad_()
-        c.net.stack(g, h, snorm_n).backward(grad_out)
-    c.net.zero_grad(set_to_none=True)
-
-
-def prepare_stack_inputs(c: Candidate, seed: int = 0) -> None:
-    """Encoder outputs and a fixed random output gradient per batch (for :func:`stack_epoch`)."""
-    gen = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for g, h, _e, _labels, snorm_n, _snorm_e in c.batches:
-            h0 = c.net.encoder(h)
-            grad = torch.randn(h0.shape[0], c.net.stack.layers[-1].out_dim, generator=gen)
-            c.stack_inputs.append((g, snorm_n, h0, grad.to(h0.device)))
 
 
 def timed(fn: Callable[[], None], device: torch.device) -> float:
@@ -166,14 +125,14 @@ def timed(fn: Callable[[], None], device: torch.device) -> float:
 
 
 def interleaved(cands: list[Candidate], run: Callable[[Candidate], None], repeats: int,
-                device: torch.device, store: str) -> None:
+                device: torch.device) -> None:
     """Warm up each candidate once, then time ``repeats`` rounds, rotating the order."""
     for c in cands:
         run(c)
     for r in range(repeats):
         k = r % len(cands)
         for c in cands[k:] + cands[:k]:
-            getattr(c, store).append(timed(lambda c=c: run(c), device))
+            c.epoch_s.append(timed(lambda c=c: run(c), device))
 
 
 def peak_memory_mb(fn: Callable[[], None], device: torch.device) -> float:
@@ -202,14 +161,21 @@ def peak_memory_mb(fn: Callable[[], None], device: torch.device) -> float:
     return peak / 2**20
 
 
-def profile_table(fn: Callable[[], None], rows: int = 15) -> str:
+def profile_table(fn: Callable[[], None], device: torch.device, rows: int = 15) -> str:
+    """torch.profiler's top operators, sorted by self time on ``device``."""
     from torch.profiler import ProfilerActivity, profile
 
-    with profile(activities=[ProfilerActivity.CPU, *(
-            [ProfilerActivity.CUDA] if torch.cuda.is_available() else [])]) as prof:
+    cuda = device.type == "cuda"
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    with profile(activities=activities) as prof:
         fn()
-    sort = "self_cuda_time_total" if torch.cuda.is_available() else "self_cpu_time_total"
-    return prof.key_averages().table(sort_by=sort, row_limit=rows)
+        _sync(device)
+    averages = prof.key_averages()
+    sort = "self_cpu_time_total"
+    if cuda:  # torch >= 2.4 names it by device, older releases by CUDA
+        sort = ("self_device_time_total" if hasattr(averages[0], "self_device_time_total")
+                else "self_cuda_time_total")
+    return averages.table(sort_by=sort, row_limit=rows)
 
 
 # ------------------------------------------------------------------------------------- main
@@ -218,7 +184,7 @@ def build_candidates(dataset: str, split: GraphSplit, io: NetIO, args: argparse.
     cands = []
     batches: dict[bool, list[tuple]] = {}
     for model in ("AUTOGCN", "GCN"):
-        cfg = load_config(os.path.join(ROOT, CONFIGS[dataset].format(model)))
+        cfg = load_config(ROOT / CONFIGS[dataset].format(model))
         loops = uses_self_loops(model, cfg["net_params"])
         if loops not in batches:
             data = split.with_self_loops() if loops else split
@@ -227,10 +193,6 @@ def build_candidates(dataset: str, split: GraphSplit, io: NetIO, args: argparse.
         net = build_net(model, io, cfg["net_params"]).to(device)
         opt = torch.optim.Adam(net.parameters(), lr=cfg["params"]["init_lr"])
         cands.append(Candidate(model, net, batches[loops], opt))
-        if model == "AUTOGCN":
-            ref = to_reference(copy.deepcopy(net))  # same weights, reference layers
-            cands.append(Candidate(REFERENCE, ref, batches[loops],
-                                   torch.optim.Adam(ref.parameters(), lr=cfg["params"]["init_lr"])))
     return cands
 
 
@@ -239,43 +201,33 @@ def run_dataset(dataset: str, args: argparse.Namespace, device: torch.device) ->
     split, io, task = load_train_split(dataset, args.graphs, args)
     cands = build_candidates(dataset, split, io, args, device)
     stats = split.stats()
+    where = torch.cuda.get_device_name(device) if device.type == "cuda" else \
+        f"CPU, {torch.get_num_threads()} thread(s)"
     print(f"# {dataset}: {stats['graphs']} training graphs in {len(cands[0].batches)} batches "
           f"of <= {args.batch_size}, {stats['mean_nodes']:.1f} nodes and "
           f"{stats['mean_edges']:.0f} directed edges per graph (loaded in "
-          f"{time.perf_counter() - t0:.1f} s); device {device}, {torch.get_num_threads()} "
-          f"thread(s); median of {args.epochs} interleaved repeats", flush=True)
-    by_name = {c.name: c for c in cands}
-    auto, gcn, ref = by_name["AUTOGCN"], by_name["GCN"], by_name[REFERENCE]
-
-    interleaved(cands, lambda c: train_epoch(c, task), args.epochs, device, "epoch_s")
-    for c in (auto, ref):
-        prepare_stack_inputs(c, args.seed)
-    interleaved([auto, ref], stack_epoch, args.epochs, device, "stack_s")
+          f"{time.perf_counter() - t0:.1f} s); {device} ({where}), torch {torch.__version__}; "
+          f"median of {args.epochs} interleaved repeats", flush=True)
+    auto, gcn = cands
+    interleaved(cands, lambda c: train_epoch(c, task), args.epochs, device)
     for c in cands:
         c.memory_mb = peak_memory_mb(lambda c=c: train_epoch(c, task), device)
-
     full = FULL_TRAIN_GRAPHS[dataset] / max(stats["graphs"], 1)
     for c in cands:
         med = statistics.median(c.epoch_s)
-        print(f"{c.name:<18} {med:8.3f} s/epoch (min {min(c.epoch_s):.3f}; ~{med * full:.0f} s "
+        print(f"{c.name:<8} {med:8.3f} s/epoch (min {min(c.epoch_s):.3f}; ~{med * full:.0f} s "
               f"per full training epoch)  peak memory {c.memory_mb:8.1f} MiB  "
               f"{count_parameters(c.net)} params", flush=True)
     ratio = statistics.median(auto.epoch_s) / statistics.median(gcn.epoch_s)
-    layer_ratio = statistics.median(auto.stack_s) / statistics.median(ref.stack_s)
-    epoch_ref_ratio = statistics.median(auto.epoch_s) / statistics.median(ref.epoch_s)
     pub = PUBLISHED_S_PER_EPOCH[dataset]
     print(f"AutoGCN/GCN epoch time ratio on {dataset}: {ratio:.2f}   "
-          f"(paper, Titan XP: {pub[0] / pub[1]:.2f})")
-    print(f"AutoGCN/reference layer time ratio on {dataset}: {layer_ratio:.2f}   "
-          f"(layer stack fwd+bwd {statistics.median(auto.stack_s):.3f} vs "
-          f"{statistics.median(ref.stack_s):.3f} s/epoch; whole training epoch "
-          f"{epoch_ref_ratio:.2f})", flush=True)
+          f"(paper, Titan XP: {pub[0] / pub[1]:.2f})", flush=True)
     if args.profile:
         for c in cands:
             print(f"\n## torch.profiler, one training epoch of {c.name} on {dataset}")
-            print(profile_table(lambda c=c: train_epoch(c, task), args.profile_rows), flush=True)
-    return {"dataset": dataset, "ratio_gcn": ratio, "ratio_reference_layer": layer_ratio,
-            "ratio_reference_epoch": epoch_ref_ratio,
+            print(profile_table(lambda c=c: train_epoch(c, task), device, args.profile_rows),
+                  flush=True)
+    return {"dataset": dataset, "ratio_gcn": ratio,
             "s_per_epoch": {c.name: statistics.median(c.epoch_s) for c in cands},
             "memory_mb": {c.name: c.memory_mb for c in cands}}
 
@@ -288,11 +240,10 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--epochs", type=int, default=5, help="timed repeats per candidate")
     parser.add_argument("--batch_size", type=int, default=128)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--zinc_dir", default=os.path.join(ROOT, "..", "shared", "data", "zinc"))
-    parser.add_argument("--mnist_dir",
-                        default=os.path.join(ROOT, "..", "shared", "data", "mnist"))
-    parser.add_argument("--cache_dir", default=os.path.join(ROOT, "datasets", "cache"),
-                        help="superpixel graph cache")
+    parser.add_argument("--zinc_dir", default="datasets/ZINC",
+                        help="ZINC raw pickles (e.g. ../shared/data/zinc)")
+    parser.add_argument("--mnist_dir", default="datasets/MNIST", help="MNIST raw idx files")
+    parser.add_argument("--cache_dir", default="datasets/cache", help="superpixel graph cache")
     parser.add_argument("--device", default="cpu", help="cpu or cuda[:i]")
     parser.add_argument("--threads", type=int, default=None,
                         help="torch threads (default: torch's; set OMP_NUM_THREADS=1 to time)")
@@ -302,11 +253,13 @@ def main(argv: list[str] | None = None) -> list[dict]:
     args = parser.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
-    device = torch.device(args.device)
     datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
     unknown = [d for d in datasets if d not in CONFIGS]
     if unknown:
         parser.error(f"unknown dataset(s) {', '.join(unknown)}; choose from {', '.join(CONFIGS)}")
+    device = torch.device(args.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        parser.error("--device cuda: no CUDA device is available here")
     return [run_dataset(d, args, device) for d in datasets]
 
 

@@ -1,6 +1,6 @@
 """Training time per epoch of every model relative to GCN, on reduced SBM-CLUSTER and ZINC data.
 
-    OMP_NUM_THREADS=1 python scripts/benchmark_baselines.py [--epochs 3] [--graphs 256]
+    OMP_NUM_THREADS=1 python -m scripts.benchmark_baselines [--epochs 3] [--graphs 256]
 
 For each dataset the models are built from their published configs (``configs/``), trained for
 one untimed warm-up epoch and ``--epochs`` timed epochs with the project's training loop
@@ -16,19 +16,16 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import time
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from data.common import GraphDataset  # noqa: E402
-from nets.gnn_net import NetIO  # noqa: E402
-from nets.registry import build_net, uses_self_loops  # noqa: E402
-from train.config import load_config  # noqa: E402
-from train.loop import GraphBatches  # noqa: E402
-from train.tasks import SBM, ZINC, Task  # noqa: E402
+from data.common import GraphDataset
+from nets.gnn_net import NetIO
+from nets.registry import build_net, uses_self_loops
+from train.config import load_config
+from train.loop import GraphBatches
+from train.tasks import SBM, ZINC, Task
 
 MODELS = ["GCN", "MLP", "GraphSage", "GAT", "MoNet", "GIN", "ChebNet", "SGC", "APGCN", "AUTOGCN"]
 CONFIG = {
@@ -85,7 +82,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--graphs", type=int, default=256, help="graphs per dataset")
     parser.add_argument("--datasets", nargs="+", default=list(CONFIG), choices=list(CONFIG))
     parser.add_argument("--models", nargs="+", default=MODELS)
-    parser.add_argument("--zinc_dir", default="/work/shared/data/zinc")
+    parser.add_argument("--zinc_dir", default="datasets/ZINC",
+                        help="ZINC raw pickles (e.g. ../shared/data/zinc)")
     parser.add_argument("--device", default="cpu")
     args = parser.parse_args(argv)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -1,6 +1,6 @@
 """The paper's tables from the sweep's results, beside the published numbers.
 
-    python scripts/make_tables.py [--results out/reproduce] [--out tables/]
+    python -m scripts.make_tables [--results out/reproduce] [--out tables/]
         [--tables node,heterophily,graph,ablation,depth] [--runs 5]
 
 Reads ``<results>/<table>/<cell id>/*/results.json`` for the cells of ``scripts/tables/*.yaml``
@@ -33,9 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from sweep import (  # noqa: E402
+from scripts.sweep import (
     TABLES,
     TABLES_DIR,
     Cell,

@@ -1,6 +1,6 @@
 """The paper's depth figure: AutoGCN and GCN against the number of layers L.
 
-    python scripts/plot_depth.py [--results out/reproduce/depth] [--out depth.png]
+    python -m scripts.plot_depth [--results out/reproduce/depth] [--out depth.png]
 
 Reads the cells of ``scripts/tables/depth.yaml`` (L = 2, 4, ..., 16 on SBM_CLUSTER and ZINC)
 from the sweep's results — ``--results`` is the depth folder (``<out_root>/depth``) or the
@@ -17,11 +17,9 @@ import os
 import sys
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from make_tables import EXPECTED_RUNS, CellResult, cell_result, column_metric  # noqa: E402
-from plot_filters import pyplot  # noqa: E402
-from sweep import load_table, resolve  # noqa: E402
+from scripts.make_tables import EXPECTED_RUNS, CellResult, cell_result, column_metric
+from scripts.plot_filters import pyplot
+from scripts.sweep import load_table, resolve
 
 STYLE = {"AUTOGCN": ("AutoGCN", "tab:blue", "o"), "GCN": ("GCN", "tab:orange", "s")}
 YLABEL = {"acc": "test accuracy", "acc_release": "test accuracy (release)", "mae": "test MAE"}

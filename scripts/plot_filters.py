@@ -1,6 +1,6 @@
 """Plot the learned low/middle/high-pass frequency responses of a trained AutoGCN.
 
-    python scripts/plot_filters.py CHECKPOINT [--out filters.png] [--points 201]
+    python -m scripts.plot_filters CHECKPOINT [--out filters.png] [--points 201]
 
 CHECKPOINT is a ``checkpoints/run<i>_seed<s>_best.pt`` written by the main scripts (a dict with
 ``state_dict``, ``config``, ``io``, ``seed``, ``run``, ``epoch``). The net is rebuilt from its
@@ -20,11 +20,12 @@ from pathlib import Path
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from layers.autogcn_layer import AutoGCNLayer  # noqa: E402
-from nets.gnn_net import NetIO  # noqa: E402
-from nets.registry import build_net  # noqa: E402
+from layers.autogcn_layer import AutoGCNLayer
+from train.checkpoint import (
+    CheckpointError,
+    load_checkpoint,
+    model_from_checkpoint,
+)
 
 COLOURS = {"low": "tab:blue", "mid": "tab:green", "high": "tab:red"}
 NAMES = {"low": "low-pass", "mid": "middle (band-stop/-pass)", "high": "high-pass"}
@@ -42,17 +43,13 @@ def pyplot():
     return plt
 
 
-def load_checkpoint(path: str | os.PathLike) -> tuple[torch.nn.Module, dict]:
+def load_net(path: str | os.PathLike) -> tuple[torch.nn.Module, dict]:
     """The net of a checkpoint, with its weights, and the checkpoint dict."""
-    ckpt = torch.load(path, map_location="cpu")
-    if not isinstance(ckpt, dict) or not {"state_dict", "config", "io"} <= set(ckpt):
-        raise SystemExit(f"{path}: not a checkpoint of this project (expected a dict with "
-                         "state_dict, config and io)")
-    cfg = ckpt["config"]
-    net = build_net(cfg["model"], NetIO(**ckpt["io"]), cfg["net_params"])
-    net.load_state_dict(ckpt["state_dict"])
-    net.eval()
-    return net, ckpt
+    try:
+        ckpt = load_checkpoint(path)
+        return model_from_checkpoint(ckpt), ckpt
+    except CheckpointError as err:
+        raise SystemExit(f"error: {err}") from None
 
 
 def autogcn_layers(net: torch.nn.Module) -> list[tuple[str, AutoGCNLayer]]:
@@ -62,7 +59,7 @@ def autogcn_layers(net: torch.nn.Module) -> list[tuple[str, AutoGCNLayer]]:
 def plot_filters(checkpoint: str | os.PathLike, out: str | os.PathLike | None = None,
                  points: int = 201) -> Path:
     """Draw every AutoGCN layer's learned responses; returns the PNG's path."""
-    net, ckpt = load_checkpoint(checkpoint)
+    net, ckpt = load_net(checkpoint)
     layers = autogcn_layers(net)
     if not layers:
         raise SystemExit(f"{checkpoint}: model {ckpt['config'].get('model')} has no AutoGCN "

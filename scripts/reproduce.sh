@@ -10,7 +10,7 @@
 #   scripts/reproduce.sh depth --jobs 2 --only ZINC -- --epochs 2 --max_graphs 100   # smoke run
 #   scripts/reproduce.sh node --dry-run
 # Results: out/reproduce/TABLE/<cell id>/ (--out_root); rerunning resumes (complete cells are
-# skipped, --force reruns them). Then: python scripts/make_tables.py
+# skipped, --force reruns them). Then: python -m scripts.make_tables
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(dirname "$here")"
@@ -21,4 +21,4 @@ fi
 python="${PYTHON:-$root/.venv/bin/python}"
 [[ -x "$python" ]] || python="$(command -v python3)"
 cd "$root"
-exec "$python" "$here/sweep.py" "$@"
+exec "$python" -m scripts.sweep "$@"

@@ -1,6 +1,6 @@
 """Run the cells of one of the paper's tables: models × datasets × config overrides, 5 seeds each.
 
-    python scripts/sweep.py TABLE [--gpus 0,1 | --jobs N] [--only PATTERN] [--dry-run]
+    python -m scripts.sweep TABLE [--gpus 0,1 | --jobs N] [--only PATTERN] [--dry-run]
         [--out_root out/reproduce] [--data_root datasets] [--data_dir ZINC=PATH ...]
         [--force] [--list] [--cell INDEX] [-- EXTRA ARGS FOR EVERY CELL]
 
@@ -13,9 +13,11 @@ a main script (``--config ... --runs 5`` plus the cell's overrides) writing into
   ``complete``, at least the requested number of runs and the same arguments (device and path
   options aside), so an interrupted sweep picks up where it stopped and a smoke run (``-- --epochs
   2``) is never mistaken for the real thing. ``--force`` reruns.
-* Parallelism: ``--gpus 0,1,...`` runs one cell per GPU at a time (``--gpu_id``); without it the
-  cells run on the CPU (``--use_gpu False``), ``--jobs N`` at a time (each gets
-  ``OMP_NUM_THREADS = cores / N`` unless set).
+* Parallelism: ``--gpus 0,1,...`` runs one cell per GPU at a time, each pinned to its GPU with
+  ``CUDA_VISIBLE_DEVICES`` (ids are those this process sees: under an inherited
+  ``CUDA_VISIBLE_DEVICES=3,5``, ``--gpus 0,1`` means GPUs 3 and 5) and run as ``--gpu_id 0``;
+  without it the cells run on the CPU (``--use_gpu False``), ``--jobs N`` at a time. Either
+  way every cell gets ``OMP_NUM_THREADS = cores / cells at a time`` unless it is set.
 * ``--list`` prints the cells with their index and state; ``--cell INDEX`` runs just that one
   (Slurm job arrays: ``scripts/slurm_reproduce.sbatch``).
 * Paths in the YAML and on the command line are relative to the project root.
@@ -183,9 +185,37 @@ def build_command(cell: Cell, table: str, out_root: str, data_root: str = "datas
         cmd += [f"--{key}", _fmt(value).format(data_root=data_root)]
     for key, value in cell.overrides.items():
         cmd += [f"--{key}", _fmt(value)]
-    cmd += ["--use_gpu", "False"] if device is None else ["--gpu_id", str(device)]
+    # a GPU cell sees only its own GPU (cell_env), which is then device 0
+    cmd += ["--use_gpu", "False"] if device is None else ["--gpu_id", "0"]
     cmd += list(extra)
     return cmd
+
+
+def parse_gpus(text: str, environ: dict[str, str] | None = None) -> list[str]:
+    """The physical ids behind ``--gpus`` (ids as this process sees them), validated."""
+    environ = os.environ if environ is None else environ
+    ids = [g.strip() for g in text.split(",") if g.strip()]
+    if not ids or not all(g.isdigit() for g in ids):
+        raise SweepError(f"--gpus expects comma-separated GPU ids like 0,1, got {text!r}")
+    if len(set(ids)) != len(ids):
+        raise SweepError(f"--gpus names a GPU twice: {text!r}")
+    visible = environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is None:
+        return ids
+    seen = [v.strip() for v in visible.split(",") if v.strip()]
+    missing = [g for g in ids if int(g) >= len(seen)]
+    if missing:
+        raise SweepError(f"--gpus {text}: CUDA_VISIBLE_DEVICES={visible!r} leaves "
+                         f"{len(seen)} GPU(s) visible (ids 0-{len(seen) - 1})")
+    return [seen[int(g)] for g in ids]
+
+
+def cell_env(base: dict[str, str], device: str | None) -> dict[str, str]:
+    """The environment of a cell: pinned to its GPU (``device``: a physical id) or to none."""
+    env = dict(base)
+    if device is not None:
+        env["CUDA_VISIBLE_DEVICES"] = device
+    return env
 
 
 def requested_runs(cmd: Sequence[str]) -> int:
@@ -322,7 +352,7 @@ def run_cells(jobs: list[tuple[Cell, Path, Any]],
             print(f"[{time.strftime('%H:%M:%S')}] start {cell.id} ({where}) -> {folder}",
                   flush=True)
             t0 = time.time()
-            code = run_cell(cmd, folder, base_env, procs, lock)
+            code = run_cell(cmd, folder, cell_env(base_env, device), procs, lock)
             codes[cell.id] = code
             state = "done" if code == 0 else f"FAILED (exit {code}, see {folder}/stdout.log)"
             print(f"[{time.strftime('%H:%M:%S')}] {state}: {cell.id} after "
@@ -414,9 +444,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     devices: list[str | None]
     if args.gpus:
-        devices = [g.strip() for g in args.gpus.split(",") if g.strip()]
-        if not devices:
-            print(f"error: --gpus {args.gpus!r} names no GPU", file=sys.stderr)
+        try:
+            devices = list(parse_gpus(args.gpus))
+        except SweepError as err:
+            print(f"error: {err}", file=sys.stderr)
             return 2
     else:
         devices = [None] * args.jobs
@@ -465,7 +496,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 # devices are handed out as they free up; round robin is what a dry run can show
                 device = devices[n_run % len(devices)]
                 n_run += 1
-                print(shlex.join(make_cmd(cell, device)) + f"  > {_shown(folder)}/stdout.log")
+                pin = "" if device is None else f"CUDA_VISIBLE_DEVICES={device} "
+                print(pin + shlex.join(make_cmd(cell, device))
+                      + f"  > {_shown(folder)}/stdout.log")
         print(f"# {len(todo)} of {len(jobs)} cell(s) of {table.name} to run")
         return 0
 
@@ -479,9 +512,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"nothing to run: every cell of {table.name} is complete (--force reruns)")
         return 0
     env = dict(os.environ)
-    if not args.gpus and "OMP_NUM_THREADS" not in env:
-        # one process per job on the CPU: split the cores instead of oversubscribing them
-        env["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // args.jobs))
+    if "OMP_NUM_THREADS" not in env:
+        # one process per cell at a time (CPU jobs or GPUs): split the cores between them
+        env["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // len(devices)))
     print(f"{table.name}: running {len(todo)} cell(s) on "
           f"{'GPU ' + ','.join(d for d in devices if d) if args.gpus else 'CPU'} "
           f"({len(devices)} at a time), results in {resolve(args.out_root) / table.name}",

@@ -1,14 +1,18 @@
 """The AutoGCN layer against an independent spectral computation and the paper's definitions."""
 
-import dgl
+import copy
+import itertools
+
 import numpy as np
 import pytest
 import torch
 
-from layers.autogcn_layer import AutoGCNLayer
+from data.graph import Graph
+from layers.autogcn_layer import GATES, MODES, AutoGCNLayer
+from tests.helpers import rand_graph
 
 
-def random_symmetric_graph(n: int, p: float, seed: int) -> tuple[dgl.DGLGraph, np.ndarray]:
+def random_symmetric_graph(n: int, p: float, seed: int) -> tuple[Graph, np.ndarray]:
     """A connected-enough random undirected graph (no isolated nodes) and its dense adjacency."""
     rng = np.random.default_rng(seed)
     while True:
@@ -17,7 +21,7 @@ def random_symmetric_graph(n: int, p: float, seed: int) -> tuple[dgl.DGLGraph, n
         if adj.sum(1).min() > 0:
             break
     src, dst = np.nonzero(adj)
-    return dgl.graph((torch.tensor(src), torch.tensor(dst)), num_nodes=n), adj
+    return Graph(torch.tensor(src), torch.tensor(dst), n), adj
 
 
 def spectrum(adj: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -35,7 +39,7 @@ def paper_response(kind: str, lam: np.ndarray, p: float, a: float) -> np.ndarray
     }[kind]
 
 
-def kernels(layer: AutoGCNLayer, g: dgl.DGLGraph) -> dict[str, np.ndarray]:
+def kernels(layer: AutoGCNLayer, g: Graph) -> dict[str, np.ndarray]:
     """Each filter's kernel matrix, from the layer's own propagation applied to the identity."""
     eye = torch.eye(g.num_nodes())
     with torch.no_grad():
@@ -98,7 +102,7 @@ def test_low_decreasing_high_increasing_mid_centred_at_one():
 @pytest.mark.parametrize("filters", [("low", "mid", "high"), ("low", "high"), ("mid",)])
 def test_propagate_first_equals_project_first(mode, filters):
     torch.manual_seed(0)
-    g = dgl.rand_graph(25, 90)  # directed, with zero-in-degree nodes
+    g = rand_graph(25, 90)  # directed, with zero-in-degree nodes
     layer = AutoGCNLayer(7, 5, mode=mode, filters=filters, num_filters=2, batch_norm=False)
     with torch.no_grad():
         if mode == "over":
@@ -122,7 +126,8 @@ def test_gate_variants():
     g, _ = random_symmetric_graph(10, 0.4, 1)
     x = torch.randn(10, 5)
     kw = dict(batch_norm=False, graph_norm=False, activation=None, residual=False)
-    layers = {gate: AutoGCNLayer(5, 5, gate=gate, **kw) for gate in ("release", "paper", "none")}
+    gates = ("sequential", "parallel", "none")
+    layers = {gate: AutoGCNLayer(5, 5, gate=gate, **kw) for gate in gates}
     for layer in layers.values():
         layer.load_state_dict(layers["none"].state_dict())
     with torch.no_grad():
@@ -132,12 +137,18 @@ def test_gate_variants():
         torch.testing.assert_close(none, L + M + H)  # w/o gate: the plain sum
         sig = torch.sigmoid
         paper = L * sig(M + H) + M * sig(L + H) + H * sig(L + M)
-        torch.testing.assert_close(layers["paper"](g, x), paper)
+        torch.testing.assert_close(layers["parallel"](g, x), paper)
         L2 = L * sig(H + M)
         M2 = M * sig(L2 + H)
         H2 = H * sig(M2 + L2)
-        torch.testing.assert_close(layers["release"](g, x), L2 + M2 + H2)
-        assert not torch.allclose(layers["release"](g, x), paper)
+        torch.testing.assert_close(layers["sequential"](g, x), L2 + M2 + H2)
+        assert not torch.allclose(layers["sequential"](g, x), paper)
+
+
+@pytest.mark.parametrize("old,new", [("release", "sequential"), ("paper", "parallel"),
+                                     (True, "sequential"), (False, "none")])
+def test_older_gate_names_are_aliases(old, new):
+    assert AutoGCNLayer(2, 2, gate=old).gate == new
 
 
 def test_single_and_fix_swap_mid_and_high_slots_like_the_release():
@@ -183,7 +194,7 @@ def test_dropping_a_filter_removes_its_weights():
     n = sum(p.numel() for p in full.parameters())
     m = sum(p.numel() for p in no_low.parameters())
     assert n - m == 10 * 6 + 16
-    g = dgl.rand_graph(8, 20)
+    g = rand_graph(8, 20)
     assert no_low(g, torch.randn(8, 10)).shape == (8, 6)
 
 
@@ -195,10 +206,10 @@ def test_parameter_count_formula():
 
 def test_single_node_graph_and_zero_in_degree():
     layer = AutoGCNLayer(3, 3, batch_norm=False)
-    g = dgl.graph(([], []), num_nodes=1)
+    g = Graph([], [], 1)
     out = layer(g, torch.randn(1, 3), torch.ones(1, 1))
     assert out.shape == (1, 3) and torch.isfinite(out).all()
-    g = dgl.graph(([0, 0], [1, 2]), num_nodes=4)  # nodes 0 and 3 have no incoming edge
+    g = Graph([0, 0], [1, 2], 4)  # nodes 0 and 3 have no incoming edge
     assert torch.isfinite(layer(g, torch.randn(4, 3))).all()
 
 
@@ -209,3 +220,107 @@ def test_bad_options_are_rejected():
         AutoGCNLayer(2, 2, gate="maybe")
     with pytest.raises(ValueError, match="filters"):
         AutoGCNLayer(2, 2, filters=("band",))
+
+
+# --------------------------------------------------------------------------- dense twin
+def dense_twin(layer: AutoGCNLayer, g: Graph, x: torch.Tensor, snorm: torch.Tensor,
+               params: dict[str, torch.Tensor]) -> torch.Tensor:
+    """The layer's output spelled out with dense matrices, from the paper's formulas.
+
+    ``params`` are leaf copies of the layer's parameters (so gradients can be compared).
+    Kernels: low (P-c)I + cÃ, high (P-c)I - cÃ, mid PÃ² - cI, with P, c from the mode's own
+    parameterisation; slot order (low, mid, high), swapped mid/high outside "over"; the gate
+    written out per kind; then bias and the layer's post-processing.
+    """
+    n = g.num_nodes()
+    counts = torch.zeros(n, n, dtype=x.dtype)
+    counts.index_put_((g.dst, g.src), torch.ones(g.num_edges(), dtype=x.dtype), accumulate=True)
+    s = counts.sum(1).float().clamp(min=1).rsqrt().to(x.dtype)  # float32 factors, as the layers
+    A = s[:, None] * counts * s[None, :]
+    eye = torch.eye(n, dtype=x.dtype)
+    grid = torch.linspace(-1e-9, 1 + 1e-9, layer.K, dtype=torch.float64).float().to(x.dtype)
+    out = params["bias"]
+    for b in range(layer.num_filters):
+        outputs = {}
+        for i, f in enumerate(layer.filters):
+            if layer.mode == "over":
+                w = torch.relu(params["gamma"][b, i])
+                P, c = w.sum(), (w * grid).sum()
+            elif layer.mode == "single":
+                P = torch.relu(params["p"][b, i])
+                c = P * torch.nn.functional.hardtanh(params["a"][b, i], 0.0, 1.0)
+            else:
+                P, c = torch.ones((), dtype=x.dtype), torch.full((), 0.5, dtype=x.dtype)
+            kernel = {"low": (P - c) * eye + c * A, "high": (P - c) * eye - c * A,
+                      "mid": P * (A @ A) - c * eye}[f]
+            outputs[f] = kernel @ x @ params["weight"][b, i]
+        order = ("low", "mid", "high") if layer.mode == "over" else ("low", "high", "mid")
+        slots = [outputs[f] for f in order if f in outputs]
+        sig = torch.sigmoid
+        if layer.gate == "none" or len(slots) == 1:
+            gated = slots
+        elif layer.gate == "parallel":
+            gated = [y * sig(sum(z for j, z in enumerate(slots) if j != i))
+                     for i, y in enumerate(slots)]
+        else:  # sequential, in place
+            gated = list(slots)
+            for i in range(len(gated)):
+                gated[i] = gated[i] * sig(sum(z for j, z in enumerate(gated) if j != i))
+        for y in gated:
+            out = out + y
+    return layer.post(x, out, snorm)
+
+
+FILTER_SETS = [("low", "mid", "high"), ("mid", "high"), ("low", "mid"), ("low", "high"),
+               ("mid",)]
+
+
+@pytest.mark.parametrize("mode,gate,filters,order", list(itertools.product(
+    MODES, GATES, FILTER_SETS, ["propagate", "project"])))
+def test_layer_matches_dense_twin_forward_and_gradients(mode, gate, filters, order):
+    """Every mode × gate × filter set × computation order, two banks, float64, on a directed
+    graph with nodes that receive nothing: outputs, every gradient, BatchNorm statistics."""
+    torch.manual_seed(0)
+    g = rand_graph(30, 120)
+    layer = AutoGCNLayer(7, 5, mode=mode, gate=gate, filters=filters, num_filters=2,
+                         residual=False, single_a_init=0.3).double()
+    with torch.no_grad():  # off the initial values; some gamma negative, so relu matters
+        if mode == "over":
+            layer.gamma.uniform_(-0.2, 1.0)
+        elif mode == "single":
+            layer.p.uniform_(0.2, 1.5)
+            layer.a.uniform_(0.1, 0.9)
+        layer.bias.uniform_(-1, 1)
+    layer.order = order
+    twin_post = copy.deepcopy(layer.post)
+    params = {k: v.detach().clone().requires_grad_() for k, v in layer.named_parameters()
+              if not k.startswith("post.")}
+    x = torch.randn(30, 7, dtype=torch.float64, requires_grad=True)
+    x_twin = x.detach().clone().requires_grad_()
+    snorm = torch.rand(30, 1, dtype=torch.float64)
+    grad_out = torch.randn(30, 5, dtype=torch.float64)
+    out = layer(g, x, snorm)
+    twin = copy.copy(layer)
+    twin.post = twin_post
+    expected = dense_twin(twin, g, x_twin, snorm, params)
+    torch.testing.assert_close(out, expected)
+    out.backward(grad_out)
+    expected.backward(grad_out)
+    torch.testing.assert_close(x.grad, x_twin.grad)
+    for name, value in params.items():
+        torch.testing.assert_close(dict(layer.named_parameters())[name].grad, value.grad)
+    for a, b in zip(layer.post.parameters(), twin_post.parameters(), strict=True):
+        torch.testing.assert_close(a.grad, b.grad)
+    torch.testing.assert_close(layer.post.batchnorm_h.running_mean,
+                               twin_post.batchnorm_h.running_mean)
+    torch.testing.assert_close(layer.post.batchnorm_h.running_var,
+                               twin_post.batchnorm_h.running_var)
+
+
+def test_sparse_input_projects_first_and_equals_dense_input():
+    torch.manual_seed(1)
+    g = rand_graph(40, 200)
+    layer = AutoGCNLayer(12, 6, batch_norm=False)
+    dense = (torch.rand(40, 12) < 0.3).float()
+    a, b = layer(g, dense.to_sparse()), layer(g, dense)
+    torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)

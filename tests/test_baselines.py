@@ -1,16 +1,20 @@
 """The baselines: every task level, known-answer checks against dense computations, edge cases."""
 
-import dgl
 import numpy as np
 import pytest
 import torch
+from torch.nn import functional as F
 
 from data.common import collate_graphs
+from data.graph import Graph
 from layers.ap_layer import AdaptivePropagation, ap_propagate
 from layers.cheb_layer import ChebLayer
+from layers.gat_layer import GATConv, GATLayer
 from layers.gcn_layer import GCNLayer
 from layers.gin_layer import GINLayer
-from layers.gmm_layer import pseudo_coordinates
+from layers.gmm_layer import GMMConv, GMMLayer, pseudo_coordinates
+from layers.graphsage_layer import GraphSageLayer, SAGEConv
+from nets.baselines import SGConv
 from nets.gnn_net import NetIO
 from nets.registry import MODELS, build_net, uses_self_loops
 from train.config import validate
@@ -24,7 +28,7 @@ LEVELS = {
 }
 
 
-def random_graph(n: int, p: float, seed: int, symmetric: bool = False) -> dgl.DGLGraph:
+def random_graph(n: int, p: float, seed: int, symmetric: bool = False) -> Graph:
     rng = np.random.default_rng(seed)
     adj = rng.random((n, n)) < p
     np.fill_diagonal(adj, False)
@@ -32,10 +36,10 @@ def random_graph(n: int, p: float, seed: int, symmetric: bool = False) -> dgl.DG
         adj = np.triu(adj, 1)
         adj = adj | adj.T
     src, dst = np.nonzero(adj)
-    return dgl.graph((torch.tensor(src), torch.tensor(dst)), num_nodes=n)
+    return Graph(torch.tensor(src), torch.tensor(dst), n)
 
 
-def dense_adjacency(g: dgl.DGLGraph) -> torch.Tensor:
+def dense_adjacency(g: Graph) -> torch.Tensor:
     """``A[u, v] = 1`` for every edge u → v."""
     adj = torch.zeros(g.num_nodes(), g.num_nodes())
     src, dst = g.edges()
@@ -60,8 +64,8 @@ def graph_batch(io: NetIO, sizes=(5, 1, 7), seed: int = 0):
         else:
             g.ndata["feat"] = torch.rand(n, io.in_dim)
         graphs.append(g)
-    g, _, snorm_n, snorm_e = collate_graphs([(g, torch.zeros(1)) for g in graphs])
-    return g, snorm_n, snorm_e
+    g, _, snorm_n = collate_graphs([(g, torch.zeros(1)) for g in graphs])
+    return g, snorm_n
 
 
 def run(model: str, io: NetIO, net: torch.nn.Module, sparse: bool = False) -> torch.Tensor:
@@ -69,12 +73,12 @@ def run(model: str, io: NetIO, net: torch.nn.Module, sparse: bool = False) -> to
         g = random_graph(20, 0.15, 3)
         assert (g.in_degrees() == 0).any()  # the isolated-node path is exercised
         if uses_self_loops(model, {"self_loop": True}):
-            g = dgl.add_self_loop(g)
+            g = g.add_self_loops()
         x = torch.rand(20, io.in_dim)
         return net(g, x.to_sparse() if sparse else x)
-    g, snorm_n, snorm_e = graph_batch(io)
+    g, snorm_n = graph_batch(io)
     assert (g.in_degrees() == 0).any()
-    return net(g, g.ndata["feat"], None, snorm_n, snorm_e)
+    return net(g, g.ndata["feat"], snorm_n)
 
 
 @pytest.mark.parametrize("level", list(LEVELS))
@@ -100,9 +104,9 @@ def test_single_node_graph_alone(model):
     """One graph of one node, no edges (eval mode: BatchNorm cannot train on one value)."""
     for io in (LEVELS["node"], LEVELS["graph_linear"]):
         net = build_net(model, io, small_params(model)).eval()
-        g, snorm_n, snorm_e = graph_batch(io, sizes=(1,))
+        g, snorm_n = graph_batch(io, sizes=(1,))
         with torch.no_grad():
-            out = net(g, g.ndata["feat"], None, snorm_n, snorm_e)
+            out = net(g, g.ndata["feat"], snorm_n)
         assert out.shape == (1, io.num_classes) and torch.isfinite(out).all()
 
 
@@ -138,7 +142,7 @@ def test_gin_aggregation_eps_zero_is_self_plus_neighbour_sum():
     torch.testing.assert_close(layer.aggregate(g, x), 1.5 * x + dense_adjacency(g).T @ x)
 
 
-def sym_normalised(g: dgl.DGLGraph) -> torch.Tensor:
+def sym_normalised(g: Graph) -> torch.Tensor:
     """Dense P with P x = s ⊙ (Aᵀ (s ⊙ x)), s = max(indeg, 1)^-1/2."""
     adj = dense_adjacency(g)
     s = adj.sum(0).clamp(min=1).rsqrt()
@@ -186,7 +190,7 @@ def test_gcn_release_norm_uses_in_degree_on_both_sides(in_dim, out_dim):
     torch.testing.assert_close(layer(g, x), expected, atol=1e-5, rtol=1e-4)
     torch.testing.assert_close(layer(g, x.to_sparse()), expected, atol=1e-5, rtol=1e-4)
     both = GCNLayer(in_dim, out_dim, activation=None, batch_norm=False, graph_norm=False,
-                    norm="both")
+                    source_degree="out")
     both.load_state_dict(layer.state_dict())
     assert not torch.allclose(both(g, x), expected, atol=1e-4)  # DGL 2.x: out-degree at source
     sym = random_graph(10, 0.3, 8, symmetric=True)
@@ -202,6 +206,110 @@ def test_monet_pseudo_coordinates_match_edge_loop():
     torch.testing.assert_close(pseudo_coordinates(g), torch.tensor(expected, dtype=torch.float32))
 
 
+@pytest.mark.parametrize("aggregator", ["mean", "gcn", "pool"])
+@pytest.mark.parametrize("in_dim,out_dim", [(5, 3), (3, 5)])  # project first / aggregate first
+def test_sage_conv_matches_dense_formula(aggregator, in_dim, out_dim):
+    g = random_graph(9, 0.25, 19)  # directed, two nodes without in-edges
+    adj = dense_adjacency(g).double()  # adj[u, v] = 1 for u -> v
+    deg = adj.sum(0)
+    assert (deg == 0).any()
+    torch.manual_seed(0)
+    conv = SAGEConv(in_dim, out_dim, aggregator).double()
+    x = torch.randn(9, in_dim, dtype=torch.float64)
+    w_neigh = conv.fc_neigh.weight.T
+    with torch.no_grad():
+        if aggregator == "mean":
+            expected = conv.fc_self(x) + (adj.T @ x) / deg.clamp(min=1)[:, None] @ w_neigh
+        elif aggregator == "gcn":
+            conv.bias.uniform_(-1, 1)
+            expected = (adj.T @ x + x) / (deg + 1)[:, None] @ w_neigh + conv.bias
+        else:  # elementwise max over the in-neighbours of relu(fc_pool(x)); 0 without any
+            pooled = torch.relu(conv.fc_pool(x))
+            masked = torch.where(adj.T[:, :, None] > 0, pooled[None], -torch.inf).amax(1)
+            neigh = torch.where(deg[:, None] > 0, masked, 0.0)
+            expected = conv.fc_self(x) + neigh @ w_neigh
+        torch.testing.assert_close(conv(g, x), expected)
+
+
+def test_sage_lstm_aggregator_is_refused():
+    with pytest.raises(ValueError, match="mean.*gcn.*pool"):
+        GraphSageLayer(4, 4, aggregator="lstm")
+
+
+def test_gat_conv_matches_dense_attention():
+    g = random_graph(8, 0.2, 12)  # two nodes without in-edges
+    adj = dense_adjacency(g).bool()
+    torch.manual_seed(0)
+    conv = GATConv(4, 3, num_heads=2).double()
+    x = torch.randn(8, 4, dtype=torch.float64)
+    with torch.no_grad():
+        z = conv.fc(x).view(8, 2, 3)
+        score_src, score_dst = (z * conv.attn_l).sum(-1), (z * conv.attn_r).sum(-1)  # (N, H)
+        e = F.leaky_relu(score_src[:, None, :] + score_dst[None, :, :], 0.2)  # [u, v, h]
+        e = torch.where(adj[:, :, None], e, -torch.inf)
+        alpha = torch.nan_to_num(torch.softmax(e, dim=0))  # over the sources u of each v
+        expected = torch.einsum("uvh,uhd->vhd", alpha, z)
+        torch.testing.assert_close(conv(g, x), expected)
+    assert (g.in_degrees() == 0).any() and (conv(g, x)[g.in_degrees() == 0] == 0).all()
+
+
+@pytest.mark.parametrize("aggregator", ["sum", "mean", "max"])
+def test_gmm_conv_matches_edge_loop(aggregator):
+    g = random_graph(7, 0.2, 13)  # one node without in-edges
+    assert (g.in_degrees() == 0).any()
+    torch.manual_seed(0)
+    conv = GMMConv(3, 2, dim=2, n_kernels=3, aggregator=aggregator).double()
+    x = torch.randn(7, 3, dtype=torch.float64)
+    pseudo = torch.rand(g.num_edges(), 2, dtype=torch.float64)
+    with torch.no_grad():
+        conv.bias.uniform_(-1, 1)
+        conv.inv_sigma.uniform_(0.5, 2)
+        h = conv.fc(x).view(7, 3, 2)
+        messages = [[] for _ in range(7)]
+        for e, (u, v) in enumerate(zip(*(t.tolist() for t in g.edges()))):
+            w = torch.exp(-0.5 * (((pseudo[e] - conv.mu) * conv.inv_sigma) ** 2).sum(-1))  # (K,)
+            messages[v].append(w[:, None] * h[u])
+        reduce = {"sum": lambda m: m.sum(0), "mean": lambda m: m.mean(0),
+                  "max": lambda m: m.amax(0)}[aggregator]
+        expected = torch.stack([reduce(torch.stack(m)).sum(0) if m else x.new_zeros(2)
+                                for m in messages]) + conv.bias
+        torch.testing.assert_close(conv(g, x, pseudo), expected)
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_sgconv_is_k_propagations_then_linear(k):
+    g = random_graph(10, 0.3, 14).add_self_loops()
+    torch.manual_seed(0)
+    conv = SGConv(5, 3, k=k).double()
+    x = torch.randn(10, 5, dtype=torch.float64)
+    with torch.no_grad():
+        conv.fc.bias.uniform_(-1, 1)
+        expected = torch.linalg.matrix_power(sym_normalised(g).double(), k) @ x
+        torch.testing.assert_close(conv(g, x), conv.fc(expected))
+
+
+def test_conv_parameter_names_are_those_of_the_dgl_modules():
+    """Checkpoints written by the DGL-based version load: same ``state_dict`` names."""
+    def conv_keys(module: torch.nn.Module, prefix: str) -> set[str]:
+        return {k for k in module.state_dict() if k.startswith(prefix)}
+
+    assert conv_keys(GCNLayer(4, 3), "conv.") == {"conv.weight"}
+    assert "bias" in GCNLayer(4, 3).state_dict()
+    assert conv_keys(GATLayer(4, 3, 2), "conv.") == {"conv.fc.weight", "conv.attn_l",
+                                                     "conv.attn_r"}
+    assert conv_keys(GraphSageLayer(4, 3), "conv.") == {
+        "conv.fc_self.weight", "conv.fc_self.bias", "conv.fc_neigh.weight"}
+    assert conv_keys(GraphSageLayer(4, 3, aggregator="pool"), "conv.") == {
+        "conv.fc_pool.weight", "conv.fc_pool.bias", "conv.fc_self.weight",
+        "conv.fc_self.bias", "conv.fc_neigh.weight"}
+    assert conv_keys(GraphSageLayer(4, 3, aggregator="gcn"), "conv.") == {
+        "conv.bias", "conv.fc_neigh.weight"}
+    assert conv_keys(GMMLayer(4, 3), "conv.") == {"conv.mu", "conv.inv_sigma", "conv.fc.weight",
+                                                  "conv.bias"}
+    net = build_net("SGC", LEVELS["node"], small_params("SGC"))
+    assert conv_keys(net, "prop.") == {"prop.fc.weight", "prop.fc.bias"}
+
+
 # ------------------------------------------------------------------ APGCN
 def test_apgcn_halting_and_penalty():
     io = LEVELS["node"]
@@ -210,8 +318,8 @@ def test_apgcn_halting_and_penalty():
     assert net.auxiliary_loss() == 0.0  # before any forward pass
     bias = net.prop.halt.bias.item()
     assert bias == pytest.approx(np.log((1 / 11) / (1 - 1 / 11)), abs=1e-6)  # logit(1/(T+1))
-    g, snorm_n, snorm_e = graph_batch(io)
-    net(g, g.ndata["feat"], None, snorm_n, snorm_e)
+    g, snorm_n = graph_batch(io)
+    net(g, g.ndata["feat"], snorm_n)
     steps, rem = net.steps, net.remainders
     # steps counts 1 + the accepted propagation steps (as in the release): at most n_iter + 1
     assert (steps >= 1).all() and (steps <= p["n_iter"] + 1).all()
@@ -223,7 +331,14 @@ def test_apgcn_halting_and_penalty():
     assert net.prop.halt.weight.grad is not None  # the penalty trains the halting unit
 
 
-@pytest.mark.parametrize("mode", ["release", "adaptive"])
+def test_apgcn_mode_names():
+    assert AdaptivePropagation(4, 4).mode == "one_hop"  # the release's propagation
+    assert AdaptivePropagation(4, 4, mode="release").mode == "one_hop"  # the earlier name
+    with pytest.raises(ValueError, match="one_hop"):
+        AdaptivePropagation(4, 4, mode="deep")
+
+
+@pytest.mark.parametrize("mode", ["one_hop", "adaptive"])
 def test_apgcn_known_answers(mode):
     g = random_graph(9, 0.35, 10, symmetric=True)
     x = torch.randn(9, 4)
@@ -235,7 +350,7 @@ def test_apgcn_known_answers(mode):
     out, steps, rem = prop(g, x)
     assert (steps == 5).all() and torch.allclose(rem, torch.ones(9))
     # p = 0 until steps reaches T, then the remainder 1: step k contributes z^{k-1}, k < T-1
-    if mode == "release":  # every z^k = P x
+    if mode == "one_hop":  # every z^k = P x
         expected = (x + 3 * px) / 5
     else:  # z^k = P^k x: z^0 + z^1 + z^3 + z^4
         p2 = ap_propagate(g, px)

@@ -33,7 +33,7 @@ def test_every_shipped_config_loads():
 def test_release_schema_with_defaults_filled():
     cfg = validate(RELEASE_STYLE)
     assert cfg["params"]["max_time"] == 48.0 and isinstance(cfg["params"]["max_time"], float)
-    assert cfg["net_params"]["gate"] == "release"  # the release's boolean flag
+    assert cfg["net_params"]["gate"] == "sequential"  # the release's boolean flag, true
     assert cfg["params"]["runs"] == 1 and cfg["net_params"]["filters"] == ["low", "mid", "high"]
 
 
@@ -68,7 +68,7 @@ def test_overrides_parse_types_and_booleans():
     out = apply_overrides(cfg, {"L": "4", "residual": "False", "init_lr": "0.01", "gate": "paper",
                                 "filters": "low,high", "gpu_id": "1", "max_graphs": "10"})
     assert out["net_params"]["L"] == 4 and out["net_params"]["residual"] is False
-    assert out["params"]["init_lr"] == 0.01 and out["net_params"]["gate"] == "paper"
+    assert out["params"]["init_lr"] == 0.01 and out["net_params"]["gate"] == "parallel"
     assert out["net_params"]["filters"] == ["low", "high"]
     assert out["gpu"] == {"use": True, "id": 1} and out["data"]["max_graphs"] == 10
     assert cfg["net_params"]["L"] == 8  # the original is untouched
@@ -95,3 +95,55 @@ def test_missing_or_broken_file(tmp_path):
     broken.write_text("{")
     with pytest.raises(ConfigError, match="not valid JSON"):
         load_config(broken)
+
+
+@pytest.mark.parametrize("section,key,value,match", [
+    ("params", "init_lr", -0.001, "init_lr: must be > 0"),
+    ("params", "init_lr", 0, "init_lr: must be > 0"),
+    ("params", "epochs", None, "epochs: expected int, got null"),
+    ("params", "epochs", 0, "epochs: must be >= 1"),
+    ("params", "print_epoch_interval", 0, "print_epoch_interval: must be >= 1"),
+    ("params", "seed", -1, "seed: must be >= 0"),
+    ("params", "lr_reduce_factor", 1.0, "lr_reduce_factor: must be > 0 and < 1"),
+    ("params", "max_time", -2, "max_time: must be > 0"),
+    ("params", "weight_decay", float("nan"), "weight_decay: must be a finite number"),
+    ("params", "scheduler", "cosine", "scheduler: expected one of plateau, none"),
+    ("net_params", "dropout", 1.0, "dropout: must be >= 0 and < 1"),
+    ("net_params", "readout", "median", "readout: expected one of mean, sum, max"),
+    ("net_params", "opt", "double", "opt: expected one of over, single, fix"),
+    ("net_params", "gate", "maybe", "gate: expected one of sequential, parallel, none"),
+    ("net_params", "neighbor_aggr_GIN", "lstm", "neighbor_aggr_GIN: expected one of"),
+    ("net_params", "filters", ["low", "low"], "filters: distinct names"),
+    ("data", "max_graphs", 0, "max_graphs: must be >= 1"),
+    ("data", "max_graphs", -1, "max_graphs: must be >= 1"),
+    ("data", "split", "sideways", "split: expected one of random, fixed"),
+    ("data", "loader_workers", -1, "loader_workers: must be >= 0"),
+    ("gpu", "id", -1, "gpu.id: must be >= 0"),
+])
+def test_values_are_range_and_choice_checked(section, key, value, match):
+    bad = json.loads(json.dumps(RELEASE_STYLE))
+    bad.setdefault(section, {})[key] = value
+    with pytest.raises(ConfigError, match=match.replace("(", r"\(")):
+        validate(bad)
+
+
+def test_older_spellings_are_accepted_as_aliases():
+    for old, new in (("release", "sequential"), ("paper", "parallel"), (False, "none")):
+        cfg = json.loads(json.dumps(RELEASE_STYLE))
+        cfg["net_params"]["gate"] = old
+        assert validate(cfg)["net_params"]["gate"] == new
+    cfg = json.loads(json.dumps(RELEASE_STYLE))
+    cfg["net_params"]["apgcn_mode"] = "release"
+    assert validate(cfg)["net_params"]["apgcn_mode"] == "one_hop"
+
+
+def test_a_directory_as_config_is_named(tmp_path):
+    with pytest.raises(ConfigError, match="is a directory"):
+        load_config(tmp_path)
+
+
+def test_help_text_comes_from_the_schema():
+    from train.config import option_help
+
+    assert "{sequential, parallel, none}" in option_help("gate")
+    assert "(>= 1)" in option_help("epochs") and "[default 1000]" in option_help("epochs")

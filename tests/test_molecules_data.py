@@ -1,16 +1,20 @@
-"""ZINC loader: raw-format pickles written here, plus a check on the real validation split."""
+"""ZINC loader: raw-format pickles written here, plus a check on the real validation split.
+The DGL source is tested in the DGL profile only; PyG is stood in for by a fake module."""
 
 from __future__ import annotations
 
 import logging
 import pickle
+import sys
+import types
 from pathlib import Path
 
 import pytest
 import torch
 
 from data.common import DataError, collate_graphs
-from data.molecules import load_zinc, zinc_statistics
+from data.graph import Graph
+from data.molecules import load_zinc, molecule_to_graph, zinc_statistics
 
 REAL_ZINC = Path(__file__).resolve().parents[2] / "shared" / "data" / "zinc"
 if not REAL_ZINC.is_dir():
@@ -72,9 +76,12 @@ def test_graphs_match_dense_bond_matrices(zinc_dir):
 def test_batching_and_statistics(zinc_dir):
     folder, data = zinc_dir
     ds = load_zinc(folder)
-    batch, targets, snorm_n, snorm_e = collate_graphs([ds.train[i] for i in range(4)])
+    batch, targets, snorm_n = collate_graphs([ds.train[i] for i in range(4)])
     assert targets.shape == (4,)
     assert batch.num_nodes() == 5 + 9 + 1 + 12
+    assert isinstance(batch, Graph) and batch.batch_size == 4
+    assert snorm_n.shape == (batch.num_nodes(), 1)
+    assert batch.edata["feat"].dtype == torch.int64
     stats = zinc_statistics(ds)
     assert stats["val"]["graphs"] == 2
     assert stats["val"]["mean_nodes"] == pytest.approx(5.0)
@@ -106,6 +113,7 @@ def test_missing_train_or_folder_raises(tmp_path):
     with pytest.raises(DataError, match="does not exist") as err:
         load_zinc(tmp_path / "nowhere")
     assert "train.pickle" in str(err.value) and "--data_source dgl" in str(err.value)
+    assert "--data_source pyg" in str(err.value)
     with pytest.raises(DataError, match="train.pickle"):
         load_zinc(tmp_path)
 
@@ -133,3 +141,104 @@ def test_real_zinc_val(tmp_path):
     assert stats["mean_edges"] == pytest.approx(49.69, abs=0.01)
     assert max(int(g.ndata["feat"].max()) for g in ds.train.graphs) < 28
     assert max(int(g.edata["feat"].max()) for g in ds.train.graphs) <= 3
+
+
+def _reference(mol: dict) -> tuple[Graph, torch.Tensor]:
+    return molecule_to_graph(mol)
+
+
+def _same(g: Graph, h: Graph) -> bool:
+    return (g.num_nodes() == h.num_nodes() and torch.equal(g.src, h.src)
+            and torch.equal(g.dst, h.dst) and torch.equal(g.ndata["feat"], h.ndata["feat"])
+            and torch.equal(g.edata["feat"], h.edata["feat"])
+            and g.ndata["feat"].dtype == g.edata["feat"].dtype == torch.int64)
+
+
+@pytest.mark.parametrize("atoms_as", ["x", "z"])
+def test_pyg_source_mapping(tmp_path, zinc_dir, monkeypatch, atoms_as):
+    # PyG's ZINC as a fake: built from the same molecules the way PyG documents it
+    # (x (N, 1) long atom types -- z (N,) in old releases --, edge_attr (E,), y (1,)).
+    _, data = zinc_dir
+    seen = []
+
+    class FakeZINC:
+        def __init__(self, root, subset, split):
+            seen.append((root, subset, split))
+            self.items = []
+            for mol in data[split]:
+                adj = mol["bond_type"]
+                edge_index = adj.nonzero().t()
+                atoms = mol["atom_type"].long()
+                item = types.SimpleNamespace(
+                    edge_index=edge_index, edge_attr=adj[edge_index[0], edge_index[1]].long(),
+                    y=mol["logP_SA_cycle_normalized"], num_nodes=atoms.numel())
+                if atoms_as == "x":
+                    item.x = atoms.view(-1, 1)
+                else:
+                    item.z = atoms
+                self.items.append(item)
+
+        def __len__(self):
+            return len(self.items)
+
+        def __getitem__(self, i):
+            return self.items[i]
+
+    tg = types.ModuleType("torch_geometric")
+    tg.datasets = types.ModuleType("torch_geometric.datasets")
+    tg.datasets.ZINC = FakeZINC
+    monkeypatch.setitem(sys.modules, "torch_geometric", tg)
+    monkeypatch.setitem(sys.modules, "torch_geometric.datasets", tg.datasets)
+    ds = load_zinc(tmp_path / "somewhere", source="pyg", max_graphs=3)
+    assert seen == [(str(tmp_path / "somewhere" / "pyg"), True, s)
+                    for s in ("train", "val", "test")]
+    assert ds.info["source"] == "pyg" and (ds.in_dim, ds.num_edge_types) == (28, 4)
+    for split_name, mols in data.items():
+        split = ds.splits()[split_name]
+        assert len(split) == min(3, len(mols))
+        for (g, y), mol in zip(split, mols, strict=False):
+            ref, ref_y = _reference(mol)
+            assert _same(g, ref) and torch.equal(y, ref_y) and y.shape == (1,)
+
+
+def test_dgl_source_mapping(tmp_path, zinc_dir, monkeypatch):
+    dgl = pytest.importorskip("dgl", reason="the DGL data source needs the DGL profile")
+    _, data = zinc_dir
+
+    class FakeZINCDataset:  # DGL's stored form: feat (N,) and (E,) int64, label (1,) float
+        def __init__(self, mode, raw_dir):
+            split = {"train": "train", "valid": "val", "test": "test"}[mode]
+            self.items = []
+            for mol in data[split]:
+                adj = mol["bond_type"]
+                src, dst = adj.nonzero(as_tuple=True)
+                g = dgl.graph((src.int(), dst.int()), num_nodes=mol["num_atom"],
+                              idtype=torch.int32)
+                g.ndata["feat"] = mol["atom_type"].long()
+                g.edata["feat"] = adj[src, dst].long()
+                self.items.append((g, mol["logP_SA_cycle_normalized"]))
+
+        def __len__(self):
+            return len(self.items)
+
+        def __getitem__(self, i):
+            return self.items[i]
+
+    monkeypatch.setattr(dgl.data, "ZINCDataset", FakeZINCDataset)
+    ds = load_zinc(tmp_path, source="dgl")
+    assert ds.info["source"] == "dgl"
+    for split_name, mols in data.items():
+        for (g, y), mol in zip(ds.splits()[split_name], mols, strict=True):
+            ref, ref_y = _reference(mol)
+            assert isinstance(g, Graph) and _same(g, ref) and torch.equal(y, ref_y)
+
+
+def test_optional_sources_missing(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "dgl", None)
+    monkeypatch.setitem(sys.modules, "torch_geometric", None)
+    with pytest.raises(DataError, match="scripts/setup.sh --dgl") as err:
+        load_zinc(tmp_path, source="dgl")
+    assert "\n" not in str(err.value)
+    with pytest.raises(DataError, match="pip install torch_geometric") as err:
+        load_zinc(tmp_path, source="pyg")
+    assert "\n" not in str(err.value)

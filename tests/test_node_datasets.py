@@ -2,7 +2,8 @@
 
 PubMed, YelpChi and Arxiv-year are not available offline, so their loaders are checked on tiny
 fixtures (Planetoid pickles, a YelpChi.mat, a fake ``ogb`` module) against expectations built
-independently here; Squirrel is also checked on the real file when it is present.
+independently here; Squirrel is also checked on the real file when it is present. The DGL
+sources are tested in the DGL profile only; PyG's datasets are stood in for by fake modules.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import types
 from collections import defaultdict
 from pathlib import Path
 
-import dgl
 import numpy as np
 import pytest
 import scipy.io as sio
@@ -21,8 +21,10 @@ import scipy.sparse as sp
 import torch
 
 from data.common import DataError
+from data.graph import Graph
 from data.node_datasets import (
     NODE_DATASETS,
+    NODE_SOURCES,
     SPLIT_RATIOS,
     NodeDataset,
     even_quantile_labels,
@@ -36,7 +38,7 @@ from data.node_datasets import (
 SQUIRREL_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "squirrel"
 
 
-def edge_set(g: dgl.DGLGraph) -> set[tuple[int, int]]:
+def edge_set(g: Graph) -> set[tuple[int, int]]:
     s, d = g.edges()
     return set(zip(s.tolist(), d.tolist(), strict=True))
 
@@ -50,9 +52,9 @@ def undirected(pairs) -> set[tuple[int, int]]:
     return out
 
 
-def check_graph(g: dgl.DGLGraph, n: int) -> None:
-    assert g.num_nodes() == n
-    assert g.idtype == torch.int64 and g.device == torch.device("cpu")
+def check_graph(g: Graph, n: int) -> None:
+    assert isinstance(g, Graph) and g.num_nodes() == n
+    assert g.src.dtype == g.dst.dtype == torch.int64 and g.device == torch.device("cpu")
     es = edge_set(g)
     assert len(es) == g.num_edges(), "duplicate edges"
     assert all(u != v for u, v in es), "self-loop"
@@ -130,7 +132,10 @@ def test_pubmed_missing_files_raise_data_error(tmp_path: Path, monkeypatch) -> N
     def offline(*args, **kwargs):
         raise ConnectionError("no network")
 
-    monkeypatch.setattr(dgl.data, "PubmedGraphDataset", offline)
+    if _have_dgl():  # the DGL profile: its download fails offline
+        import dgl
+
+        monkeypatch.setattr(dgl.data, "PubmedGraphDataset", offline)
     with pytest.raises(DataError, match="ind.pubmed.x") as err:
         load_node_dataset("PUBMED", tmp_path)
     assert "\n" not in str(err.value)
@@ -138,14 +143,40 @@ def test_pubmed_missing_files_raise_data_error(tmp_path: Path, monkeypatch) -> N
         load_node_dataset("PUBMED", None)
 
 
-def test_pubmed_dgl_fallback_conversion(monkeypatch) -> None:
-    n = 5
-    g = dgl.graph((torch.tensor([0, 1, 2, 2]), torch.tensor([1, 0, 2, 4])), num_nodes=n)
+def _have_dgl() -> bool:
+    try:
+        import dgl  # noqa: F401
+    except Exception:
+        return False
+    return True
+
+
+def test_pubmed_missing_files_without_dgl(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "dgl", None)  # the default profile
+    with pytest.raises(DataError, match="ind.pubmed.x") as err:
+        load_node_dataset("PUBMED", tmp_path)
+    msg = str(err.value)
+    assert "\n" not in msg and "scripts/setup.sh --dgl" in msg and "torch_geometric" in msg
+    with pytest.raises(DataError, match="scripts/setup.sh --dgl") as err:
+        load_node_dataset("PUBMED", tmp_path, source="dgl")
+    assert "\n" not in str(err.value)
+
+
+def _dgl_pubmed_graph(dgl):
+    g = dgl.graph((torch.tensor([0, 1, 2, 2]), torch.tensor([1, 0, 2, 4])), num_nodes=5)
     g.ndata["feat"] = torch.tensor([[0.5, 0.5], [1, 0], [0, 1], [0, 0], [0.25, 0.75]])
     g.ndata["label"] = torch.tensor([0, 1, 2, 1, 0])
     g.ndata["train_mask"] = torch.tensor([1, 1, 0, 0, 0], dtype=torch.bool)
     g.ndata["val_mask"] = torch.tensor([0, 0, 1, 0, 0], dtype=torch.bool)
     g.ndata["test_mask"] = torch.tensor([0, 0, 0, 1, 1], dtype=torch.bool)
+    return g
+
+
+@pytest.mark.parametrize("source", ["raw", "dgl"])
+def test_pubmed_dgl_fallback_conversion(monkeypatch, tmp_path, source) -> None:
+    dgl = pytest.importorskip("dgl", reason="DGL's PubMed download needs the DGL profile")
+    n = 5
+    g = _dgl_pubmed_graph(dgl)
 
     class FakePubmed:
         def __init__(self, raw_dir=None, verbose=True):
@@ -155,12 +186,60 @@ def test_pubmed_dgl_fallback_conversion(monkeypatch) -> None:
             return g
 
     monkeypatch.setattr(dgl.data, "PubmedGraphDataset", FakePubmed)
-    ds = load_node_dataset("PUBMED", None)
+    if source == "dgl":  # the raw files are ignored with source="dgl"
+        write_planetoid(tmp_path)
+    ds = load_node_dataset("PUBMED", tmp_path if source == "dgl" else None, source=source)
     check_graph(ds.graph, n)
     assert edge_set(ds.graph) == {(0, 1), (1, 0), (2, 4), (4, 2)}
     assert ds.features.is_sparse
     assert torch.equal(ds.features.to_dense(), g.ndata["feat"])
     assert [t.tolist() for t in ds.fixed_splits[0]] == [[0, 1], [2], [3, 4]]
+    assert ds.info["source"] == "dgl.data.PubmedGraphDataset"
+
+
+def _fake_pyg_datasets(monkeypatch, **classes) -> list:
+    """Install a fake ``torch_geometric.datasets`` holding ``classes``; returns the call log."""
+    calls: list = []
+    tg = types.ModuleType("torch_geometric")
+    datasets = types.ModuleType("torch_geometric.datasets")
+    for name, make in classes.items():
+        def factory(*args, _make=make, _name=name, **kwargs):
+            calls.append((_name, args, kwargs))
+            return _make(*args, **kwargs)
+
+        setattr(datasets, name, factory)
+    tg.datasets = datasets
+    monkeypatch.setitem(sys.modules, "torch_geometric", tg)
+    monkeypatch.setitem(sys.modules, "torch_geometric.datasets", datasets)
+    return calls
+
+
+def test_pubmed_from_pyg_matches_raw(tmp_path: Path, monkeypatch) -> None:
+    # PyG's Planetoid, faked from the same ground truth: raw (unnormalised) features, the
+    # directed graph dict as edge_index, masks; it must give what the raw files give.
+    truth = write_planetoid(tmp_path)
+    rng = np.random.default_rng(5)
+    scale = rng.random((truth["n"], 1)) + 0.5  # PyG keeps the raw TF-IDF scale
+    raw_edges = sorted(truth["edges"]) + [(7, 7)]
+    masks = {k: torch.zeros(truth["n"], dtype=torch.bool) for k in ("train", "val", "test")}
+    for k, idx in zip(masks, truth["split"], strict=True):
+        masks[k][torch.from_numpy(idx)] = True
+    data = types.SimpleNamespace(
+        x=torch.from_numpy(truth["features"] * scale).float(),
+        edge_index=torch.tensor(raw_edges).t(), y=torch.from_numpy(truth["labels"]),
+        train_mask=masks["train"], val_mask=masks["val"], test_mask=masks["test"])
+    calls = _fake_pyg_datasets(monkeypatch, Planetoid=lambda root, name: [data])
+    ds = load_node_dataset("PUBMED", tmp_path, source="pyg")
+    assert calls == [("Planetoid", (), {"root": str(tmp_path / "pyg"), "name": "PubMed"})]
+    ref = load_node_dataset("PUBMED", tmp_path)
+    check_graph(ds.graph, truth["n"])
+    assert torch.equal(ds.graph.src, ref.graph.src) and torch.equal(ds.graph.dst, ref.graph.dst)
+    np.testing.assert_allclose(ds.features.to_dense().numpy(), ref.features.to_dense().numpy(),
+                               rtol=1e-5, atol=1e-7)
+    assert torch.equal(ds.labels, ref.labels) and ds.num_classes == ref.num_classes
+    assert all(torch.equal(a, b)
+               for a, b in zip(ds.fixed_splits[0], ref.fixed_splits[0], strict=True))
+    assert ds.info["self_loops_removed"] == 1
 
 
 # ------------------------------------------------------------------------------ Squirrel
@@ -243,6 +322,59 @@ def test_squirrel_missing_raises(tmp_path: Path) -> None:
         load_node_dataset("SQUIRREL", None)
 
 
+def test_squirrel_from_pyg_matches_npz(tmp_path: Path, monkeypatch) -> None:
+    # PyG's WikipediaNetwork (geom-gcn) faked from the same data: dense features, the directed
+    # edge list coalesced (sorted, duplicates dropped, self-loops kept), masks as (N, 10) columns.
+    truth = write_squirrel(tmp_path, splits_file=None)
+    pairs = sorted({(int(u), int(v)) for u, v in
+                    np.load(tmp_path / "squirrel_directed.npz")["edges"].tolist()})
+    data = types.SimpleNamespace(
+        x=torch.from_numpy(truth["x"]), y=torch.from_numpy(truth["y"]),
+        edge_index=torch.tensor(pairs).t(),
+        train_mask=torch.from_numpy(truth["masks"][0].T), val_mask=torch.from_numpy(
+            truth["masks"][1].T), test_mask=torch.from_numpy(truth["masks"][2].T))
+    calls = _fake_pyg_datasets(
+        monkeypatch, WikipediaNetwork=lambda root, name, geom_gcn_preprocess: [data])
+    ds = load_node_dataset("SQUIRREL", tmp_path, source="pyg")
+    assert calls[0][2] == {"root": str(tmp_path / "pyg"), "name": "squirrel",
+                           "geom_gcn_preprocess": True}
+    ref = load_node_dataset("SQUIRREL", tmp_path)
+    check_graph(ds.graph, truth["n"])
+    assert torch.equal(ds.graph.src, ref.graph.src) and torch.equal(ds.graph.dst, ref.graph.dst)
+    assert ds.features.is_sparse and torch.equal(ds.features.to_dense(), ref.features.to_dense())
+    assert torch.equal(ds.labels, ref.labels) and ds.num_classes == ref.num_classes
+    assert len(ds.fixed_splits) == len(ref.fixed_splits) == 2
+    for a, b in zip(ds.fixed_splits, ref.fixed_splits, strict=True):
+        assert all(torch.equal(x, y) for x, y in zip(a, b, strict=True))
+    assert ds.info["undirected_edges"] == ref.info["undirected_edges"]
+
+
+def test_pyg_source_without_pyg(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "torch_geometric", None)
+    for name in ("SQUIRREL", "PUBMED"):
+        with pytest.raises(DataError, match="pip install torch_geometric") as err:
+            load_node_dataset(name, tmp_path, source="pyg")
+        assert "\n" not in str(err.value)
+
+
+def test_pyg_download_failure_is_one_line(tmp_path: Path, monkeypatch) -> None:
+    def offline(**kwargs):
+        raise ConnectionError("no route\nto host")
+
+    _fake_pyg_datasets(monkeypatch, WikipediaNetwork=offline)
+    with pytest.raises(DataError, match="WikipediaNetwork.*internet") as err:
+        load_node_dataset("SQUIRREL", tmp_path, source="pyg")
+    assert "\n" not in str(err.value)
+
+
+def test_source_validation() -> None:
+    assert NODE_SOURCES["ARXIV_YEAR"] == ("raw",)
+    for name, source in (("ARXIV_YEAR", "pyg"), ("SQUIRREL", "dgl"), ("YELPCHI", "pyg"),
+                         ("PUBMED", "web")):
+        with pytest.raises(DataError, match=f"not available for {name}"):
+            load_node_dataset(name, None, source=source)
+
+
 @pytest.mark.skipif(
     not (SQUIRREL_DIR / "squirrel_directed.npz").is_file(), reason="real Squirrel absent"
 )
@@ -275,11 +407,8 @@ def tiny_yelp_relations() -> dict:
 
 def test_merge_relations() -> None:
     rel = tiny_yelp_relations()
-    hg = dgl.heterograph(
-        {k: (torch.tensor(s), torch.tensor(d)) for k, (s, d) in rel.items()},
-        num_nodes_dict={"review": 7},
-    )
-    g, stats = merge_relations(hg)
+    g, stats = merge_relations(
+        {k[1]: (torch.tensor(s), torch.tensor(d)) for k, (s, d) in rel.items()}, 7)
     check_graph(g, 7)  # node 6 is isolated and must survive
     expected = undirected(p for s, d in rel.values() for p in zip(s, d, strict=True))
     assert edge_set(g) == expected
@@ -313,12 +442,40 @@ def test_yelpchi_from_mat(tmp_path: Path) -> None:
 
 
 def test_yelpchi_download_failure(tmp_path: Path, monkeypatch) -> None:
+    dgl = pytest.importorskip("dgl", reason="DGL's YelpChi download needs the DGL profile")
+
     def offline(*args, **kwargs):
         raise ConnectionError("no network")
 
     monkeypatch.setattr(dgl.data, "FraudYelpDataset", offline)
-    with pytest.raises(DataError, match="YelpChi.mat"):
+    with pytest.raises(DataError, match="YelpChi.mat") as err:
         load_node_dataset("YELPCHI", tmp_path)
+    assert "\n" not in str(err.value)
+
+
+def test_yelpchi_missing_without_dgl(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "dgl", None)
+    with pytest.raises(DataError, match="YelpChi.mat") as err:
+        load_node_dataset("YELPCHI", tmp_path)
+    assert "scripts/setup.sh --dgl" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_yelpchi_from_dgl_heterograph(tmp_path: Path, monkeypatch) -> None:
+    dgl = pytest.importorskip("dgl", reason="DGL's YelpChi download needs the DGL profile")
+    rel = tiny_yelp_relations()
+    hg = dgl.heterograph(
+        {k: (torch.tensor(s), torch.tensor(d)) for k, (s, d) in rel.items()},
+        num_nodes_dict={"review": 7},
+    )
+    hg.ndata["feature"] = torch.rand(7, 32, dtype=torch.float64)
+    hg.ndata["label"] = torch.tensor([0, 1, 0, 0, 1, 0, 0], dtype=torch.int32)
+    monkeypatch.setattr(dgl.data, "FraudYelpDataset", lambda raw_dir, verbose: [hg])
+    ds = load_node_dataset("YELPCHI", tmp_path, source="dgl")
+    check_graph(ds.graph, 7)
+    expected = undirected(p for s, d in rel.values() for p in zip(s, d, strict=True))
+    assert edge_set(ds.graph) == expected
+    assert ds.info["relations"] == {"net_rsr": 5, "net_rtr": 2, "net_rur": 2}
+    assert ds.features.dtype == torch.float32 and ds.labels.dtype == torch.int64
 
 
 # ------------------------------------------------------------------------------ Arxiv-year
@@ -427,7 +584,7 @@ def test_random_split_skips_unlabelled() -> None:
 
 
 def _toy_dataset(name: str, fixed) -> NodeDataset:
-    g = dgl.graph((torch.tensor([0, 1]), torch.tensor([1, 0])), num_nodes=20, idtype=torch.int64)
+    g = Graph(torch.tensor([0, 1]), torch.tensor([1, 0]), num_nodes=20)
     return NodeDataset(name, g, torch.zeros(20, 3), torch.zeros(20, dtype=torch.int64), 1, fixed)
 
 

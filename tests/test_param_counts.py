@@ -5,9 +5,10 @@ trainable parameters, as the runner reports. It must equal the published count e
 difference is fully explained by one of these rules (each derived from the modules, not fitted):
 
 * ``GraphSage``: DGL 0.4's ``SAGEConv`` (the release) had a bias in both ``fc_self`` and
-  ``fc_neigh``; DGL 2.x has only the ``fc_self`` one, so each SAGE layer has ``out`` parameters
-  fewer. The two biases were summed (one vector in effect), so no module option restores the
-  count: expected = paper − Σ ``out`` over the SAGE layers.
+  ``fc_neigh``; DGL 2.x, whose module the project's ``SAGEConv`` equals, has only the ``fc_self``
+  one, so each SAGE layer has ``out`` parameters fewer. The two biases were summed (one vector
+  in effect), so no module option restores the count: expected = paper − Σ ``out`` over the
+  SAGE layers.
 * ``GIN`` on single graphs: the release's citation GIN allocated an ``embedding_h =
   Linear(in, hidden)`` that its forward never used; not allocated here:
   expected = paper − (in·hidden + hidden).
@@ -23,8 +24,8 @@ import glob
 import os
 
 import pytest
-from dgl.nn.pytorch import SAGEConv
 
+from layers.graphsage_layer import SAGEConv
 from nets.gnn_net import NetIO
 from nets.registry import build_net, count_parameters
 from train.config import load_config

@@ -2,28 +2,19 @@
 
 from __future__ import annotations
 
-import copy
 import csv
-import itertools
 import json
 import sys
 from pathlib import Path
 
-import dgl
 import pytest
-import torch
+
+from nets.gnn_net import NetIO
+from nets.registry import build_net, count_parameters
+from scripts import make_tables, sweep
+from train.config import apply_overrides, load_config
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-
-import make_tables  # noqa: E402
-import sweep  # noqa: E402
-
-from layers.autogcn_layer import AutoGCNLayer  # noqa: E402
-from layers.reference_autogcn import ReferenceAutoGCNLayer, to_reference  # noqa: E402
-from nets.gnn_net import NetIO  # noqa: E402
-from nets.registry import build_net, count_parameters  # noqa: E402
-from train.config import apply_overrides, load_config  # noqa: E402
 
 MODELS = ["MLP", "GIN", "GraphSage", "GAT", "MoNet", "ChebNet", "GCN", "SGC", "APGCN", "AUTOGCN"]
 ABLATION = ["full", "wo_low", "wo_high", "wo_middle", "wo_over", "wo_par", "wo_gate"]
@@ -140,8 +131,10 @@ def test_sweep_options(capsys, tmp_path):
                          "--epochs", "2", "--max_graphs", "100")
     names = sorted(Path(option(c, "out_dir")).name for c in cmds)
     assert names == ["AUTOGCN_CIFAR10", "AUTOGCN_MNIST", "AUTOGCN_ZINC", "SGC_ZINC"]
-    for cmd in cmds:
-        assert option(cmd, "gpu_id") in ("0", "1") and option(cmd, "use_gpu") is None
+    assert sorted(c[0] for c in cmds) == ["CUDA_VISIBLE_DEVICES=0", "CUDA_VISIBLE_DEVICES=0",
+                                         "CUDA_VISIBLE_DEVICES=1", "CUDA_VISIBLE_DEVICES=1"]
+    for cmd in cmds:  # each cell sees only its GPU, as device 0
+        assert option(cmd, "gpu_id") == "0" and option(cmd, "use_gpu") is None
         assert cmd[-4:] == ["--epochs", "2", "--max_graphs", "100"]  # extra args come last
         dataset = Path(option(cmd, "out_dir")).name.split("_", 1)[1]
         expected = "../shared/data/zinc" if dataset == "ZINC" else f"/data/{dataset}"
@@ -155,6 +148,30 @@ def test_sweep_options(capsys, tmp_path):
     assert len(cmds) == 1 and option(cmds[0], "filters") == "low,high"
     assert sweep.main(["ablation", "--cell", "99", "--dry-run"]) == 2
     assert sweep.main(["nosuchtable", "--dry-run"]) == 2
+
+
+def test_gpu_list_is_validated_and_mapped_through_visible_devices():
+    assert sweep.parse_gpus("0,1", {}) == ["0", "1"]
+    assert sweep.parse_gpus("1, 0", {"CUDA_VISIBLE_DEVICES": "3,5"}) == ["5", "3"]
+    for bad, env in (("a", {}), ("0,0", {}), ("-1", {}), (",", {}),
+                     ("2", {"CUDA_VISIBLE_DEVICES": "3,5"})):
+        with pytest.raises(sweep.SweepError):
+            sweep.parse_gpus(bad, env)
+    assert sweep.main(["graph", "--gpus", "0,x", "--dry-run"]) == 2
+
+
+def test_cells_run_pinned_to_their_gpu_with_their_share_of_the_cores(tmp_path, monkeypatch):
+    probe = ("import os; print('pinned', os.environ.get('CUDA_VISIBLE_DEVICES'), "
+             "os.environ['OMP_NUM_THREADS'])")
+    cells = [sweep.Cell(id=f"c{i}", row="r", column="c", dataset="ZINC") for i in range(4)]
+    jobs = [(c, tmp_path / c.id, "missing") for c in cells]
+    env = {**sweep.os.environ, "OMP_NUM_THREADS": "3"}
+    codes = sweep.run_cells(jobs, lambda cell, device: [sys.executable, "-c", probe],
+                            ["4", "6"], env)
+    assert codes == {c.id: 0 for c in cells}
+    seen = {(tmp_path / c.id / "stdout.log").read_text().split("pinned ")[1].split()[0]
+            for c in cells}
+    assert seen == {"4", "6"}  # every cell ran on one of the two GPUs, and only that one
 
 
 # --------------------------------------------------------------------------- resuming
@@ -234,7 +251,7 @@ def test_one_tiny_cell_end_to_end_then_skipped_and_plotted(capsys, tmp_path):
     assert sweep.main(args) == 0
     assert "nothing to run" in capsys.readouterr().out
     # the learned filters of the run's checkpoint, headless
-    import plot_filters
+    from scripts import plot_filters
 
     (ckpt,) = result.parent.glob("checkpoints/*.pt")
     png = plot_filters.plot_filters(ckpt, tmp_path / "filters.png")
@@ -336,7 +353,7 @@ def test_published_numbers_cover_every_table_cell():
 
 
 def test_plot_depth_on_fabricated_results(tmp_path):
-    import plot_depth
+    from scripts import plot_depth
 
     for model, dataset, metric, base in (("AUTOGCN", "SBM_CLUSTER", "acc", 0.7),
                                          ("GCN", "SBM_CLUSTER", "acc", 0.6),
@@ -351,66 +368,3 @@ def test_plot_depth_on_fabricated_results(tmp_path):
     assert points[0][1].mean == pytest.approx(0.722) and points[3][1].state == "partial"
     png = plot_depth.plot_depth(tmp_path / "depth", tmp_path / "depth.png")
     assert png.stat().st_size > 5000 and png.read_bytes()[:4] == b"\x89PNG"
-
-
-# --------------------------------------------------------------------------- reference layer
-FILTER_SETS = [("low", "mid", "high"), ("mid", "high"), ("low", "mid"), ("low", "high"),
-               ("mid",)]
-
-
-@pytest.mark.parametrize("mode,gate,filters,order", list(itertools.product(
-    ["over", "single", "fix"], ["release", "paper", "none"], FILTER_SETS,
-    ["propagate", "project"])))
-def test_reference_layer_matches_forward_and_gradients(mode, gate, filters, order):
-    torch.manual_seed(0)
-    g = dgl.rand_graph(30, 120)  # directed, with nodes without incoming edges
-    layer = AutoGCNLayer(7, 5, mode=mode, gate=gate, filters=filters, num_filters=2,
-                         residual=False, single_a_init=0.3).double()
-    with torch.no_grad():  # move off the initial values, some gamma negative (relu matters)
-        if mode == "over":
-            layer.gamma.uniform_(-0.2, 1.0)
-        elif mode == "single":
-            layer.p.uniform_(0.2, 1.5)
-            layer.a.uniform_(0.1, 0.9)
-        layer.bias.uniform_(-1, 1)
-    layer.order = order
-    ref = ReferenceAutoGCNLayer.from_layer(layer)
-    x = torch.randn(30, 7, dtype=torch.float64, requires_grad=True)
-    x_ref = x.detach().clone().requires_grad_()
-    snorm = torch.rand(30, 1, dtype=torch.float64)
-    grad_out = torch.randn(30, 5, dtype=torch.float64)
-    out, out_ref = layer(g, x, snorm), ref(g, x_ref, snorm)
-    torch.testing.assert_close(out, out_ref)
-    out.backward(grad_out)
-    out_ref.backward(grad_out)
-    torch.testing.assert_close(x.grad, x_ref.grad)
-    for b in range(2):
-        for i, f in enumerate(layer.filters):
-            torch.testing.assert_close(layer.weight.grad[b, i], ref.linears[b][f].weight.grad.t())
-    for name in ("gamma", "p", "a", "bias"):
-        if hasattr(layer, name):
-            torch.testing.assert_close(getattr(layer, name).grad, getattr(ref, name).grad)
-    for p, q in zip(layer.post.parameters(), ref.post.parameters()):
-        torch.testing.assert_close(p.grad, q.grad)
-
-
-def test_reference_net_float32_and_sparse_features():
-    torch.manual_seed(1)
-    g = dgl.rand_graph(40, 200)
-    net = build_net("AUTOGCN", NetIO("single_graph", "linear", 12, 3),
-                    {**load_config(ROOT / "configs" / "node_classification_AUTOGCN_PUBMED.json")
-                     ["net_params"], "L": 2, "hidden_dim": 6, "out_dim": 6, "dropout": 0.0})
-    ref = to_reference(copy.deepcopy(net))
-    assert not any(isinstance(m, AutoGCNLayer) for m in ref.modules())
-    dense = (torch.rand(40, 12) < 0.3).float()
-    sparse = dense.to_sparse()  # the first layer projects first, the reference densifies
-    net.train()
-    ref.train()
-    a, b = net(g, sparse), ref(g, dense)
-    torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
-    a.sum().backward()
-    b.sum().backward()
-    ref_layers = [m for m in ref.modules() if isinstance(m, ReferenceAutoGCNLayer)]
-    for layer, twin in zip([m for m in net.modules() if isinstance(m, AutoGCNLayer)],
-                           ref_layers):
-        torch.testing.assert_close(layer.gamma.grad, twin.gamma.grad, rtol=1e-4, atol=1e-5)

@@ -1,22 +1,27 @@
 """Tests of the SBM_CLUSTER / SBM_PATTERN generator and loader (data/sbm.py).
 
 Statistics are checked against the spec's parameters (section 4) by recomputing them from the
-graphs' adjacency and labels; file handling is checked on tiny prefixes in ``tmp_path``.
+graphs' adjacency and labels; file handling is checked on tiny prefixes in ``tmp_path``. The DGL
+data source is tested only where DGL is installed (the DGL profile); PyG is stood in for by a
+fake module.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import os
+import sys
+import types
 
-import dgl
 import numpy as np
 import pytest
 import torch
 
 from data import sbm
 from data.common import DataError, collate_graphs
+from data.graph import Graph
 from data.sbm import (
     SBM_NAMES,
     generate_sbm_sample,
@@ -28,7 +33,7 @@ from data.sbm import (
 )
 
 
-def dense(g: dgl.DGLGraph) -> np.ndarray:
+def dense(g: Graph) -> np.ndarray:
     """Adjacency counts (duplicates would show up as 2)."""
     n = g.num_nodes()
     src, dst = (t.numpy() for t in g.edges())
@@ -37,7 +42,7 @@ def dense(g: dgl.DGLGraph) -> np.ndarray:
     return a
 
 
-def same_graph(g: dgl.DGLGraph, h: dgl.DGLGraph) -> bool:
+def same_graph(g: Graph, h: Graph) -> bool:
     return (
         g.num_nodes() == h.num_nodes()
         and np.array_equal(dense(g), dense(h))
@@ -46,13 +51,13 @@ def same_graph(g: dgl.DGLGraph, h: dgl.DGLGraph) -> bool:
     )
 
 
-def check_basic_format(g: dgl.DGLGraph, y: torch.Tensor) -> np.ndarray:
+def check_basic_format(g: Graph, y: torch.Tensor) -> np.ndarray:
     """Shared format checks; returns the dense adjacency."""
-    assert g.idtype == torch.int64
+    assert isinstance(g, Graph)
+    assert g.src.dtype == torch.int64 and g.dst.dtype == torch.int64
     assert g.ndata["feat"].dtype == torch.int64 and g.ndata["feat"].shape == (g.num_nodes(),)
     assert g.ndata["label"].dtype == torch.int64 and torch.equal(g.ndata["label"], y)
-    assert g.edata["feat"].dtype == torch.float32
-    assert torch.equal(g.edata["feat"], torch.ones(g.num_edges(), 1))
+    assert g.edata == {}  # no edge features: no net reads them
     a = dense(g)
     assert a.max() <= 1, "duplicate edges"
     assert np.array_equal(a, a.T), "not symmetric"
@@ -224,7 +229,7 @@ def test_max_graphs_round_trip(tmp_path, monkeypatch):
     ds = load_sbm_dataset("SBM_CLUSTER", tmp_path, max_graphs=8, progress=False)
     root = tmp_path / "SBM_CLUSTER"
     names = {p.name for p in root.iterdir()}
-    assert names == {"train_first8.bin", "val_first8.bin", "test_first8.bin", "meta_first8.json"}
+    assert names == {"train_first8.npz", "val_first8.npz", "test_first8.npz", "meta_first8.json"}
     assert (ds.name, ds.in_dim, ds.num_classes) == ("SBM_CLUSTER", 7, 6)
     assert [len(s) for s in (ds.train, ds.val, ds.test)] == [8, 8, 8]
     ref = generate_sbm_split("SBM_CLUSTER", "val", 8)
@@ -233,6 +238,7 @@ def test_max_graphs_round_trip(tmp_path, monkeypatch):
         check_basic_format(g, y)
     meta = json.loads((root / "meta_first8.json").read_text())
     assert meta["seed"] == 0 and meta["params"]["p"] == 0.55 and meta["max_graphs"] == 8
+    assert (meta["format"], meta["format_version"]) == ("autogcn-sbm", sbm.FORMAT_VERSION)
     assert meta["statistics"]["train"]["graphs"] == 8
 
     before = _mtimes(root)
@@ -245,10 +251,10 @@ def test_max_graphs_round_trip(tmp_path, monkeypatch):
         load_sbm_dataset("SBM_CLUSTER", tmp_path, max_graphs=5, progress=False)
     with pytest.raises(AssertionError, match="generator called"):
         load_sbm_dataset("SBM_CLUSTER", tmp_path, progress=False)
-    assert not (root / "meta.json").exists() and not (root / "train.bin").exists()
+    assert not (root / "meta.json").exists() and not (root / "train.npz").exists()
 
     # the batch the training code builds
-    batch, targets, snorm_n, _ = collate_graphs([again.train[0], again.train[1]])
+    batch, targets, snorm_n = collate_graphs([again.train[0], again.train[1]])
     assert targets.shape == (batch.num_nodes(),) and snorm_n.shape == (batch.num_nodes(), 1)
 
 
@@ -259,7 +265,7 @@ def test_full_files_serve_max_graphs(tmp_path, monkeypatch):
     monkeypatch.setitem(sbm._CONFIGS, key, small)
     ds = load_sbm_dataset("SBM_PATTERN", tmp_path, progress=False)
     root = tmp_path / "SBM_PATTERN"
-    assert {p.name for p in root.iterdir()} == {"train.bin", "val.bin", "test.bin", "meta.json"}
+    assert {p.name for p in root.iterdir()} == {"train.npz", "val.npz", "test.npz", "meta.json"}
     assert [len(s) for s in (ds.train, ds.val, ds.test)] == [12, 4, 4]
     assert (ds.in_dim, ds.num_classes) == (3, 2)
     assert ds.info["statistics"]["train"] == sbm_statistics(ds.train)
@@ -279,25 +285,107 @@ def test_full_files_serve_max_graphs(tmp_path, monkeypatch):
 
 
 def test_interrupted_save_leaves_nothing_trusted(tmp_path, monkeypatch):
-    real_save = dgl.save_graphs
+    real_savez = np.savez
     calls = []
 
-    def failing_save(path, graphs, *args, **kwargs):
-        calls.append(path)
+    def failing_savez(file, **arrays):
+        calls.append(getattr(file, "name", file))
         if len(calls) == 2:  # the val split: write half a file, then die
-            with open(path, "wb") as f:
-                f.write(b"\0" * 100)
+            file.write(b"PK\x03\x04" + b"\0" * 100)
             raise OSError("disk full")
-        return real_save(path, graphs, *args, **kwargs)
+        return real_savez(file, **arrays)
 
-    monkeypatch.setattr(dgl, "save_graphs", failing_save)
+    monkeypatch.setattr(np, "savez", failing_savez)
     with pytest.raises(DataError, match="disk full"):
         load_sbm_dataset("SBM_CLUSTER", tmp_path, max_graphs=4, progress=False)
     root = tmp_path / "SBM_CLUSTER"
-    assert {p.name for p in root.iterdir()} == {"train_first4.bin"}  # no temp file, no meta
-    monkeypatch.setattr(dgl, "save_graphs", real_save)
+    assert {p.name for p in root.iterdir()} == {"train_first4.npz"}  # no temp file, no meta
+    assert ".tmp" in str(calls[1])  # the split files are written under a temporary name
+    monkeypatch.setattr(np, "savez", real_savez)
     ds = load_sbm_dataset("SBM_CLUSTER", tmp_path, max_graphs=4, progress=False)
     assert len(ds.val) == 4 and (root / "meta_first4.json").exists()
+    ref = generate_sbm_split("SBM_CLUSTER", "val", 4)
+    assert all(same_graph(g, h) for g, h in zip(ds.val.graphs, ref.graphs, strict=True))
+
+
+def _sbm_warnings(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records
+            if r.name == "data.sbm" and r.levelno >= logging.WARNING]
+
+
+@pytest.mark.parametrize("full", [False, True])
+def test_old_dgl_files_are_regenerated(tmp_path, monkeypatch, caplog, full):
+    # A folder written by earlier versions: dgl.save_graphs files and a meta json without the
+    # format field. It must be recognised without DGL and regenerated, with one log line.
+    if full:
+        key = ("SBM_CLUSTER", None)
+        small = dataclasses.replace(sbm._CONFIGS[key], split_sizes=(5, 3, 3))
+        monkeypatch.setitem(sbm._CONFIGS, key, small)
+    suffix = "" if full else "_first3"
+    root = tmp_path / "SBM_CLUSTER"
+    root.mkdir()
+    for split in ("train", "val", "test"):
+        (root / f"{split}{suffix}.bin").write_bytes(b"\x00DGL graph bytes" * 10)
+    old_meta = sbm._expected_meta(sbm.sbm_config("SBM_CLUSTER"), 0, None if full else 3)
+    del old_meta["format"], old_meta["format_version"]
+    old_meta["files"] = {s: f"{s}{suffix}.bin" for s in ("train", "val", "test")}
+    (root / f"meta{suffix}.json").write_text(json.dumps(old_meta))
+    monkeypatch.setitem(sys.modules, "dgl", None)  # detected without DGL
+    with caplog.at_level(logging.INFO, logger="data.sbm"):
+        ds = load_sbm_dataset("SBM_CLUSTER", tmp_path, max_graphs=3, progress=False)
+    warnings = _sbm_warnings(caplog)
+    assert len(warnings) == 1 and "old DGL format" in warnings[0] and "\n" not in warnings[0]
+    assert {p.name for p in root.iterdir()} == {
+        f"{s}{suffix}.npz" for s in ("train", "val", "test")} | {f"meta{suffix}.json"}
+    ref = generate_sbm_split("SBM_CLUSTER", "train", 3)
+    assert all(same_graph(g, h) for g, h in zip(ds.train.graphs, ref.graphs, strict=True))
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="data.sbm"):
+        load_sbm_dataset("SBM_CLUSTER", tmp_path, max_graphs=3, progress=False)
+    assert _sbm_warnings(caplog) == []  # regenerated once, then loaded
+
+
+def test_bin_files_without_meta_are_regenerated(tmp_path, caplog):
+    root = tmp_path / "SBM_CLUSTER"
+    root.mkdir()
+    (root / "train_first2.bin").write_bytes(b"half a DGL file")  # an interrupted old run
+    with caplog.at_level(logging.INFO, logger="data.sbm"):
+        ds = load_sbm_dataset("SBM_CLUSTER", tmp_path, max_graphs=2, progress=False)
+    assert len(_sbm_warnings(caplog)) == 1 and len(ds.train) == 2
+    assert not (root / "train_first2.bin").exists()
+
+
+def test_other_format_version_is_regenerated(tmp_path, monkeypatch, caplog):
+    load_sbm_dataset("SBM_CLUSTER", tmp_path, max_graphs=2, progress=False)
+    root = tmp_path / "SBM_CLUSTER"
+    monkeypatch.setattr(sbm, "FORMAT_VERSION", sbm.FORMAT_VERSION + 1)
+    with caplog.at_level(logging.INFO, logger="data.sbm"):
+        ds = load_sbm_dataset("SBM_CLUSTER", tmp_path, max_graphs=2, progress=False)
+    warnings = _sbm_warnings(caplog)
+    assert len(warnings) == 1 and "format version 1" in warnings[0]
+    meta = json.loads((root / "meta_first2.json").read_text())
+    assert meta["format_version"] == sbm.FORMAT_VERSION
+    assert len(ds.train) == 2
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "version"])
+def test_unreadable_file_is_a_one_line_error(tmp_path, monkeypatch, damage):
+    load_sbm_dataset("SBM_CLUSTER", tmp_path, max_graphs=3, progress=False)
+    path = tmp_path / "SBM_CLUSTER" / "val_first3.npz"
+    if damage == "truncate":
+        path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    elif damage == "garbage":
+        path.write_bytes(os.urandom(2000))
+    else:  # a pack of another version under a current meta json: never misread
+        from data.interop import read_graph_pack, write_graph_pack
+
+        pack = read_graph_pack(path, sbm.FORMAT_NAME, sbm.FORMAT_VERSION)
+        write_graph_pack(path, pack, sbm.FORMAT_NAME, sbm.FORMAT_VERSION + 7)
+    _forbid_generation(monkeypatch)
+    with pytest.raises(DataError) as err:
+        load_sbm_dataset("SBM_CLUSTER", tmp_path, max_graphs=3, progress=False)
+    msg = str(err.value)
+    assert "val_first3.npz" in msg and "delete" in msg and "\n" not in msg
 
 
 def test_seed_gets_its_own_folder(tmp_path):
@@ -329,8 +417,8 @@ def test_bad_arguments(tmp_path):
 
 
 def test_sbm_statistics_by_hand():
-    g1 = dgl.graph((torch.tensor([0, 1]), torch.tensor([1, 0])), num_nodes=3)
-    g2 = dgl.graph((torch.tensor([0, 1, 1, 2]), torch.tensor([1, 0, 2, 1])), num_nodes=5)
+    g1 = Graph(torch.tensor([0, 1]), torch.tensor([1, 0]), num_nodes=3)
+    g2 = Graph(torch.tensor([0, 1, 1, 2]), torch.tensor([1, 0, 2, 1]), num_nodes=5)
     y1, y2 = torch.tensor([0, 1, 1]), torch.tensor([0, 0, 0, 1, 0])
     stats = sbm_statistics(sbm.GraphSplit([g1, g2], [y1, y2]))
     assert stats["graphs"] == 2 and stats["mean_nodes"] == 4.0
@@ -341,6 +429,7 @@ def test_sbm_statistics_by_hand():
 def test_dgl_source_mapping_and_errors(tmp_path, monkeypatch):
     # DGL's copy cannot be downloaded here: stand in for it with graphs in DGL's stored format
     # (int32 ids, int16 labels) and check the mapping onto ours, and the offline error.
+    dgl = pytest.importorskip("dgl", reason="the DGL data source needs the DGL profile")
     seen = []
 
     class FakeCluster:
@@ -376,3 +465,80 @@ def test_dgl_source_mapping_and_errors(tmp_path, monkeypatch):
     monkeypatch.setattr(dgl.data, "PATTERNDataset", Offline)
     with pytest.raises(DataError, match="could not download.*needs internet.*generate"):
         load_sbm_dataset("SBM_PATTERN", tmp_path, source="dgl", progress=False)
+
+
+def test_dgl_source_without_dgl_is_one_line(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "dgl", None)  # as in the default profile
+    monkeypatch.setitem(sys.modules, "dgl.data", None)
+    with pytest.raises(DataError) as err:
+        load_sbm_dataset("SBM_CLUSTER", tmp_path, source="dgl", progress=False)
+    msg = str(err.value)
+    assert "\n" not in msg and "scripts/setup.sh --dgl" in msg and "dgl" in msg.lower()
+
+
+def _fake_pyg(monkeypatch, dataset_cls) -> None:
+    tg = types.ModuleType("torch_geometric")
+    datasets = types.ModuleType("torch_geometric.datasets")
+    datasets.GNNBenchmarkDataset = dataset_cls
+    tg.datasets = datasets
+    monkeypatch.setitem(sys.modules, "torch_geometric", tg)
+    monkeypatch.setitem(sys.modules, "torch_geometric.datasets", datasets)
+
+
+def test_pyg_source_mapping(tmp_path, monkeypatch):
+    # PyG's GNNBenchmarkDataset stands in as a fake: one-hot float features of width 7, int64
+    # node labels, an edge_index; it must become our graphs (ids, no edge features).
+    seen = []
+
+    class FakeBenchmark:
+        def __init__(self, root, name, split):
+            seen.append((root, name, split))
+            ids = torch.tensor([0, 3, 0, 6])
+            self.item = types.SimpleNamespace(
+                x=torch.nn.functional.one_hot(ids, 7).float(),
+                edge_index=torch.tensor([[0, 1, 2, 2], [1, 0, 3, 1]]),
+                edge_attr=torch.ones(4, 1), y=torch.tensor([2, 2, 5, 0]), num_nodes=4)
+
+        def __len__(self):
+            return 3
+
+        def __getitem__(self, i):
+            return self.item
+
+    _fake_pyg(monkeypatch, FakeBenchmark)
+    ds = load_sbm_dataset("SBM_CLUSTER", tmp_path, max_graphs=2, source="pyg", progress=False)
+    assert seen == [(str(tmp_path / "pyg"), "CLUSTER", s) for s in ("train", "val", "test")]
+    assert [len(s) for s in (ds.train, ds.val, ds.test)] == [2, 2, 2]
+    assert (ds.in_dim, ds.num_classes, ds.info["source"]) == (7, 6, "pyg")
+    g, y = ds.train[0]
+    assert g.ndata["feat"].tolist() == [0, 3, 0, 6] and g.ndata["feat"].dtype == torch.int64
+    assert y.tolist() == [2, 2, 5, 0] and y.dtype == torch.int64
+    assert g.src.tolist() == [0, 1, 2, 2] and g.dst.tolist() == [1, 0, 3, 1] and g.edata == {}
+    batch, targets, _ = collate_graphs(list(ds.train))
+    assert batch.num_nodes() == 8 and targets.shape == (8,)
+
+
+def test_pyg_feature_conventions():
+    assert sbm.feature_ids(torch.tensor([[2], [0], [1]]), 3).tolist() == [2, 0, 1]
+    assert sbm.feature_ids(torch.tensor([2.0, 0.0]), 3).tolist() == [2, 0]
+    one_hot = torch.tensor([[0.0, 0, 1], [1, 0, 0]])
+    assert sbm.feature_ids(one_hot, 3).tolist() == [2, 0]
+    for bad in (torch.tensor([[0.5, 0.5, 0]]), torch.tensor([[0.0, 0, 1, 0]]),
+                torch.tensor([3]), torch.tensor([0.5])):
+        with pytest.raises(DataError):
+            sbm.feature_ids(bad, 3)
+
+
+def test_pyg_source_without_pyg_and_offline(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch_geometric", None)
+    with pytest.raises(DataError, match="pip install torch_geometric") as err:
+        load_sbm_dataset("SBM_PATTERN", tmp_path, source="pyg", progress=False)
+    assert "\n" not in str(err.value)
+
+    class Offline:
+        def __init__(self, *args, **kwargs):
+            raise ConnectionError("no route to host")
+
+    _fake_pyg(monkeypatch, Offline)
+    with pytest.raises(DataError, match="could not download.*needs internet.*generate"):
+        load_sbm_dataset("SBM_PATTERN", tmp_path, source="pyg", progress=False)

@@ -2,7 +2,6 @@
 
 import json
 
-import dgl
 import pytest
 import torch
 
@@ -10,6 +9,7 @@ import train.runner as runner
 from data.common import GraphDataset, GraphSplit
 from nets.gnn_net import NetIO
 from nets.registry import build_net
+from tests.helpers import rand_graph
 from train.config import load_config
 from train.loop import GraphBatches
 from train.tasks import SBM
@@ -103,16 +103,21 @@ def test_bad_config_key_in_file(tmp_path, capsys):
     assert run_dirs(tmp_path) == []
 
 
-def test_cuda_requested_without_dgl_cuda_is_a_clear_error(tmp_path, capsys, monkeypatch):
-    import train.device as device
-
+def test_nonexistent_gpu_on_the_command_line_is_a_clear_error(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
-    monkeypatch.setattr(torch.cuda, "set_device", lambda _: None)
-    monkeypatch.setattr(device, "dgl_has_cuda", lambda: False)
-    assert run_main(tmp_path, "--gpu_id", "0") == 2
-    assert "DGL has no CUDA support" in capsys.readouterr().err
+    assert run_main(tmp_path, "--gpu_id", "3") == 2
+    err = capsys.readouterr().err
+    assert "--gpu_id 3: this machine has 1 visible GPU(s)" in err and len(err.splitlines()) == 1
     assert run_dirs(tmp_path) == []
+
+
+def test_gpu_requested_without_cuda_falls_back_to_cpu(tmp_path, caplog, monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert run_main(tmp_path, "--gpu_id", "0", "--epochs", "1") == 0
+    assert "no GPU is available: running on CPU" in caplog.text
+    (folder,) = run_dirs(tmp_path)
+    assert json.loads((folder / "results.json").read_text())["device"] == "cpu"
 
 
 def test_interrupt_keeps_finished_runs(tmp_path, monkeypatch):
@@ -137,8 +142,8 @@ def neighbour_task(n_graphs: int, seed: int) -> GraphDataset:
     """Label = 1 when a node has an in-neighbour with feature 1: needs one propagation step."""
     gen = torch.Generator().manual_seed(seed)
     graphs, labels = [], []
-    for _ in range(n_graphs):
-        g = dgl.rand_graph(20, 50)
+    for i in range(n_graphs):
+        g = rand_graph(20, 50, seed=seed * 1000 + i)
         feat = (torch.rand(20, generator=gen) < 0.15).long()
         g.ndata["feat"] = feat
         label = torch.zeros(20, dtype=torch.long)
@@ -152,7 +157,6 @@ def neighbour_task(n_graphs: int, seed: int) -> GraphDataset:
 
 def test_loss_goes_down_on_a_learnable_task():
     torch.manual_seed(0)
-    dgl.seed(0)
     ds = neighbour_task(32, 0)
     cfg = load_config("configs/SBMs_node_clustering_AUTOGCN_CLUSTER.json")
     cfg["net_params"].update(L=2, hidden_dim=16, out_dim=16)

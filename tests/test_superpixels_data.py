@@ -1,10 +1,16 @@
 """Superpixel data: raw readers on files written here, the SLIC graph builder on real MNIST
-images, and the build-once cache."""
+images, the build-once cache (format, atomic writes, old and damaged caches), and the DGL/PyG
+sources (DGL in the DGL profile only; PyG as a fake module)."""
 
 from __future__ import annotations
 
 import gzip
+import json
+import logging
+import os
 import pickle
+import sys
+import types
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +19,7 @@ import torch
 
 import data.superpixels as sp
 from data.common import DataError, collate_graphs
+from data.graph import Graph
 
 REAL_MNIST = Path(__file__).resolve().parents[2] / "shared" / "data" / "mnist"
 if not REAL_MNIST.is_dir():
@@ -230,8 +237,13 @@ def test_build_then_cache(mnist_dir, tmp_path, monkeypatch):
             assert torch.equal(ga.ndata["feat"], gb.ndata["feat"])
             assert torch.equal(ga.edata["feat"], gb.edata["feat"])
             assert all(torch.equal(x, z) for x, z in zip(ga.edges(), gb.edges(), strict=True))
-    batch, targets, snorm_n, snorm_e = collate_graphs(list(again.train))
-    assert targets.shape == (2,) and snorm_e.shape == (batch.num_edges(), 1)
+    batch, targets, snorm_n = collate_graphs(list(again.train))
+    assert targets.shape == (2,) and snorm_n.shape == (batch.num_nodes(), 1)
+    assert isinstance(batch, Graph) and batch.edata["feat"].shape == (batch.num_edges(), 1)
+    npz = sorted(f for f in files if f.endswith(".npz"))
+    assert len(npz) == 3 and all("first2" in f for f in npz)
+    meta = json.loads(next(cache.glob("*first2.json")).read_text())
+    assert (meta["format"], meta["format_version"]) == ("autogcn-superpixels", sp.FORMAT_VERSION)
 
     # a changed build parameter must not reuse the cache
     monkeypatch.setitem(sp.PARAMS, "MNIST", sp.SuperpixelParams(60, 0.25, 20))
@@ -283,3 +295,262 @@ def test_missing_raw_data(tmp_path):
         sp.load_superpixels("MNIST", tmp_path, cache_dir=tmp_path / "c", progress=False)
     with pytest.raises(DataError, match="cifar-10-batches-py"):
         sp.load_superpixels("CIFAR10", tmp_path, cache_dir=tmp_path / "c", progress=False)
+
+
+# --------------------------------------------------------------------------- old / damaged caches
+
+
+def _sp_warnings(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records
+            if r.name == "data.superpixels" and r.levelno >= logging.WARNING]
+
+
+def _stem(max_graphs) -> str:
+    return sp._cache_stem("MNIST", sp.PARAMS["MNIST"], max_graphs)
+
+
+def _same_splits(a, b) -> bool:
+    for sa, sb in zip(a.splits().values(), b.splits().values(), strict=True):
+        if len(sa) != len(sb):
+            return False
+        for (ga, ya), (gb, yb) in zip(sa, sb, strict=True):
+            if not (torch.equal(ya, yb) and torch.equal(ga.src, gb.src)
+                    and torch.equal(ga.dst, gb.dst)
+                    and torch.equal(ga.ndata["feat"], gb.ndata["feat"])
+                    and torch.equal(ga.edata["feat"], gb.edata["feat"])):
+                return False
+    return True
+
+
+def _count_builds(monkeypatch) -> list[int]:
+    builds = []
+    real = sp.build_split
+
+    def counting(images, *args, **kwargs):
+        builds.append(len(images))
+        return real(images, *args, **kwargs)
+
+    monkeypatch.setattr(sp, "build_split", counting)
+    return builds
+
+
+@pytest.mark.parametrize("old_set", ["first2", "full"])
+def test_old_dgl_cache_is_rebuilt(mnist_dir, tmp_path, monkeypatch, caplog, old_set):
+    # A cache written by earlier versions (dgl.save_graphs .bin files, meta json without the
+    # format field): recognised without DGL, rebuilt with one log line, old files removed. An
+    # old full cache no longer serves --max_graphs: the subset is built instead.
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    stem = _stem(2 if old_set == "first2" else None)
+    for split in ("train", "val", "test"):
+        (cache / f"{stem}_{split}.bin").write_bytes(b"\x00DGL graphs" * 20)
+    old = {"name": "MNIST", "params": sp.asdict(sp.PARAMS["MNIST"]), "max_graphs": 2,
+           "graphs": {"train": 2, "val": 2, "test": 2}, "build_time_s": 1.0}
+    (cache / f"{stem}.json").write_text(json.dumps(old))
+    monkeypatch.setitem(sys.modules, "dgl", None)
+    builds = _count_builds(monkeypatch)
+    with caplog.at_level(logging.INFO, logger="data.superpixels"):
+        ds = sp.load_superpixels("MNIST", mnist_dir, cache_dir=cache, max_graphs=2, workers=1,
+                                 progress=False)
+    warnings = _sp_warnings(caplog)
+    assert len(warnings) == 1 and "old DGL format" in warnings[0] and "\n" not in warnings[0]
+    assert builds == [2, 2, 2] and not ds.info["from_cache"]
+    assert not list(cache.glob("*.bin"))
+    assert sorted(p.name for p in cache.iterdir()) == sorted(
+        [f"{_stem(2)}.json"] + [f"{_stem(2)}_{s}.npz" for s in ("train", "val", "test")])
+    caplog.clear()
+    again = sp.load_superpixels("MNIST", mnist_dir, cache_dir=cache, max_graphs=2,
+                                progress=False)
+    assert again.info["from_cache"] and builds == [2, 2, 2] and _same_splits(ds, again)
+    assert _sp_warnings(caplog) == []
+
+
+def test_other_format_version_is_rebuilt(mnist_dir, tmp_path, monkeypatch, caplog):
+    cache = tmp_path / "cache"
+    ds = sp.load_superpixels("MNIST", mnist_dir, cache_dir=cache, max_graphs=2, workers=1,
+                             progress=False)
+    monkeypatch.setattr(sp, "FORMAT_VERSION", sp.FORMAT_VERSION + 1)
+    builds = _count_builds(monkeypatch)
+    with caplog.at_level(logging.INFO, logger="data.superpixels"):
+        again = sp.load_superpixels("MNIST", mnist_dir, cache_dir=cache, max_graphs=2,
+                                    workers=1, progress=False)
+    warnings = _sp_warnings(caplog)
+    assert len(warnings) == 1 and "version 1" in warnings[0] and builds == [2, 2, 2]
+    assert _same_splits(ds, again)
+    meta = json.loads((cache / f"{_stem(2)}.json").read_text())
+    assert meta["format_version"] == sp.FORMAT_VERSION
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "empty", "pack_version"])
+def test_damaged_cache_is_rebuilt(mnist_dir, tmp_path, monkeypatch, caplog, damage):
+    cache = tmp_path / "cache"
+    ds = sp.load_superpixels("MNIST", mnist_dir, cache_dir=cache, max_graphs=2, workers=1,
+                             progress=False)
+    path = cache / f"{_stem(2)}_test.npz"
+    if damage == "truncate":
+        path.write_bytes(path.read_bytes()[:-200])
+    elif damage == "garbage":
+        path.write_bytes(os.urandom(3000))
+    elif damage == "empty":
+        path.write_bytes(b"")
+    else:
+        from data.interop import read_graph_pack, write_graph_pack
+
+        pack = read_graph_pack(path, sp.FORMAT_NAME, sp.FORMAT_VERSION)
+        write_graph_pack(path, pack, sp.FORMAT_NAME, sp.FORMAT_VERSION + 1)
+    builds = _count_builds(monkeypatch)
+    with caplog.at_level(logging.INFO, logger="data.superpixels"):
+        again = sp.load_superpixels("MNIST", mnist_dir, cache_dir=cache, max_graphs=2,
+                                    workers=1, progress=False)
+    warnings = _sp_warnings(caplog)
+    assert len(warnings) == 1 and "cannot be read" in warnings[0] and "test.npz" in warnings[0]
+    assert "\n" not in warnings[0] and builds == [2, 2, 2] and _same_splits(ds, again)
+    third = sp.load_superpixels("MNIST", mnist_dir, cache_dir=cache, max_graphs=2,
+                                progress=False)
+    assert third.info["from_cache"] and _same_splits(ds, third)
+
+
+def test_interrupted_cache_write_is_not_trusted(mnist_dir, tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    real_savez = np.savez
+    calls = []
+
+    def failing_savez(file, **arrays):
+        calls.append(file.name)
+        if len(calls) == 2:  # the val split: half a file, then the disk is full
+            file.write(b"PK\x03\x04" + b"\0" * 64)
+            raise OSError("No space left on device")
+        return real_savez(file, **arrays)
+
+    monkeypatch.setattr(np, "savez", failing_savez)
+    ds = sp.load_superpixels("MNIST", mnist_dir, cache_dir=cache, max_graphs=2, workers=1,
+                             progress=False)
+    assert [len(s) for s in ds.splits().values()] == [2, 2, 2]  # the build itself is returned
+    assert ".tmp" in calls[1]
+    assert sorted(p.name for p in cache.iterdir()) == [f"{_stem(2)}_train.npz"]
+    monkeypatch.setattr(np, "savez", real_savez)
+    builds = _count_builds(monkeypatch)
+    again = sp.load_superpixels("MNIST", mnist_dir, cache_dir=cache, max_graphs=2, workers=1,
+                                progress=False)
+    assert builds == [2, 2, 2] and not again.info["from_cache"] and _same_splits(ds, again)
+    third = sp.load_superpixels("MNIST", mnist_dir, cache_dir=cache, max_graphs=2,
+                                progress=False)
+    assert third.info["from_cache"]
+
+
+def test_unreadable_full_cache_falls_back_to_subset(tmp_path, monkeypatch, caplog):
+    cache = tmp_path / "cache"
+    monkeypatch.setattr(sp, "NUM_VAL", 2)
+    small = tmp_path / "small"
+    small.mkdir()
+    _write_mnist(small, 4, 2, gz=False)
+    sp.load_superpixels("MNIST", small, cache_dir=cache, max_graphs=1, workers=1,
+                        progress=False)
+    full = sp.load_superpixels("MNIST", small, cache_dir=cache, workers=1, progress=False)
+    (cache / f"{_stem(None)}_val.npz").write_bytes(b"garbage")
+    monkeypatch.setattr(sp, "build_split", lambda *a, **k: pytest.fail("rebuilt"))
+    with caplog.at_level(logging.INFO, logger="data.superpixels"):
+        sub = sp.load_superpixels("MNIST", small, cache_dir=cache, max_graphs=1, progress=False)
+    assert sub.info["from_cache"] and len(_sp_warnings(caplog)) == 1
+    assert torch.equal(sub.val[0][0].ndata["feat"], full.val[0][0].ndata["feat"])
+    assert not (cache / f"{_stem(None)}.json").exists()  # the broken full cache is dropped
+
+
+# --------------------------------------------------------------------------- DGL / PyG sources
+
+
+def _fake_graphs(n: int, width: int, seed: int) -> list[tuple]:
+    """(x, pos, edge_index, weight, label) of small random superpixel-like graphs."""
+    gen = torch.Generator().manual_seed(seed)
+    out = []
+    for i in range(n):
+        nodes = 4 + i
+        x = torch.rand(nodes, width - 2, generator=gen)
+        pos = torch.rand(nodes, 2, generator=gen)
+        src = torch.arange(nodes).repeat_interleave(2)
+        dst = (src + torch.tensor([1, 2]).repeat(nodes)) % nodes
+        out.append((x, pos, torch.stack([src, dst]), torch.rand(2 * nodes, generator=gen), i % 10))
+    return out
+
+
+def test_pyg_source_mapping(tmp_path, monkeypatch):
+    seen = []
+    graphs = {s: _fake_graphs(3, 5, k) for k, s in enumerate(("train", "val", "test"))}
+
+    class FakeBenchmark:
+        def __init__(self, root, name, split):
+            seen.append((root, name, split))
+            self.items = [types.SimpleNamespace(x=x, pos=pos, edge_index=ei, edge_attr=w,
+                                                y=torch.tensor([y]))
+                          for x, pos, ei, w, y in graphs[split]]
+
+        def __len__(self):
+            return len(self.items)
+
+        def __getitem__(self, i):
+            return self.items[i]
+
+    tg = types.ModuleType("torch_geometric")
+    tg.datasets = types.ModuleType("torch_geometric.datasets")
+    tg.datasets.GNNBenchmarkDataset = FakeBenchmark
+    monkeypatch.setitem(sys.modules, "torch_geometric", tg)
+    monkeypatch.setitem(sys.modules, "torch_geometric.datasets", tg.datasets)
+    ds = sp.load_superpixels("CIFAR10", tmp_path, source="pyg", max_graphs=2, progress=False)
+    assert seen == [(str(tmp_path / "pyg"), "CIFAR10", s) for s in ("train", "val", "test")]
+    assert ds.info["source"] == "pyg" and ds.in_dim == 5
+    for split, items in graphs.items():
+        got = ds.splits()[split]
+        assert len(got) == 2
+        for (g, y), (x, pos, ei, w, label) in zip(got, items, strict=False):
+            # our feat = [RGB, centre (y, x)]: PyG's x, then its pos
+            assert torch.equal(g.ndata["feat"], torch.cat([x, pos], 1))
+            assert g.ndata["feat"].dtype == torch.float32 and set(g.ndata) == {"feat"}
+            assert torch.equal(g.edata["feat"], w.reshape(-1, 1))
+            assert torch.equal(g.src, ei[0]) and torch.equal(g.dst, ei[1])
+            assert y.tolist() == [label] and y.dtype == torch.int64
+    with pytest.raises(DataError, match="width 5"):
+        sp.load_superpixels("MNIST", tmp_path, source="pyg", progress=False)
+
+
+def test_dgl_source_mapping(tmp_path, monkeypatch):
+    dgl = pytest.importorskip("dgl", reason="the DGL data source needs the DGL profile")
+    monkeypatch.setattr(sp, "NUM_VAL", 2)
+    made = {s: _fake_graphs(n, 3, k) for k, (s, n) in enumerate((("train", 5), ("test", 2)))}
+
+    class FakeMNIST:
+        def __init__(self, raw_dir, split):
+            self.items = []
+            for x, pos, ei, w, y in made[split]:
+                g = dgl.graph((ei[0].int(), ei[1].int()), num_nodes=x.shape[0],
+                              idtype=torch.int32)
+                g.ndata["feat"] = torch.cat([x, pos], 1).double()
+                g.edata["feat"] = w.double()
+                self.items.append((g, y))
+
+        def __len__(self):
+            return len(self.items)
+
+        def __getitem__(self, i):
+            return self.items[i]
+
+    monkeypatch.setattr(dgl.data, "MNISTSuperPixelDataset", FakeMNIST, raising=False)
+    ds = sp.load_superpixels("MNIST", tmp_path, source="dgl", progress=False)
+    assert [len(s) for s in ds.splits().values()] == [3, 2, 2]
+    g, y = ds.train[0]
+    x, pos, ei, w, label = made["train"][2]  # train starts after the NUM_VAL validation images
+    assert isinstance(g, Graph) and torch.equal(g.src, ei[0]) and g.src.dtype == torch.int64
+    assert torch.allclose(g.ndata["feat"], torch.cat([x, pos], 1))
+    assert g.ndata["feat"].dtype == torch.float32
+    assert g.edata["feat"].shape == (g.num_edges(), 1) and g.edata["feat"].dtype == torch.float32
+    assert y.tolist() == [label]
+
+
+def test_optional_sources_missing(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "dgl", None)
+    monkeypatch.setitem(sys.modules, "torch_geometric", None)
+    with pytest.raises(DataError, match="scripts/setup.sh --dgl") as err:
+        sp.load_superpixels("MNIST", tmp_path, source="dgl", progress=False)
+    assert "\n" not in str(err.value)
+    with pytest.raises(DataError, match="pip install torch_geometric") as err:
+        sp.load_superpixels("CIFAR10", tmp_path, source="pyg", progress=False)
+    assert "\n" not in str(err.value)

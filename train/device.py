@@ -1,4 +1,4 @@
-"""Choosing the device from the config: CUDA when asked for and usable, CPU otherwise."""
+"""Choosing the device: CUDA when asked for and usable, the CPU otherwise (with one log line)."""
 
 from __future__ import annotations
 
@@ -10,39 +10,44 @@ log = logging.getLogger(__name__)
 
 
 class DeviceError(RuntimeError):
-    """CUDA was requested but cannot be used with this installation."""
+    """The requested device cannot be used; the message says why and what to do."""
 
 
-def dgl_has_cuda() -> bool:
-    """Whether the installed DGL build can place graphs on a GPU."""
-    import dgl
+def select_device(use_gpu: bool, gpu_id: int, from_command_line: bool = False) -> torch.device:
+    """``cuda:<gpu_id>`` when requested and usable, else the CPU.
 
-    try:
-        dgl.graph(([0], [0])).to("cuda:0")
-    except Exception:  # DGL raises DGLError (or others) when built without CUDA
-        return False
-    return True
-
-
-def select_device(use_gpu: bool, gpu_id: int) -> torch.device:
-    """``cuda:<gpu_id>`` when requested and available, else CPU (with one log line).
-
-    Raises :class:`DeviceError` when a GPU exists but DGL is a CPU-only build.
+    No GPU at all: the CPU, with one warning. A GPU id that does not exist: an error when it
+    came from the command line (``--gpu_id``); from a config file (the authors' ZINC config
+    names GPU 1) it falls back to GPU 0 with one warning. No CUDA context is created here
+    (so data loading that forks workers can run first); :func:`check_device` does that.
     """
     if not use_gpu:
         return torch.device("cpu")
+    if gpu_id < 0:
+        raise DeviceError(f"gpu id must be 0 or more, got {gpu_id}")
     if not torch.cuda.is_available():
         log.warning("CUDA requested (gpu.use=true) but no GPU is available: running on CPU")
         return torch.device("cpu")
-    if not 0 <= gpu_id < torch.cuda.device_count():
-        # The authors' ZINC config names GPU 1; run it unchanged on a one-GPU machine.
-        log.warning("GPU %d does not exist (%d visible): using GPU 0", gpu_id,
-                    torch.cuda.device_count())
+    count = torch.cuda.device_count()
+    if gpu_id >= count:
+        if from_command_line:
+            raise DeviceError(f"--gpu_id {gpu_id}: this machine has {count} visible GPU(s) "
+                              f"(ids 0-{count - 1}; CUDA_VISIBLE_DEVICES may hide others)")
+        log.warning("the config asks for GPU %d but %d is/are visible: using GPU 0", gpu_id,
+                    count)
         gpu_id = 0
-    torch.cuda.set_device(gpu_id)
-    if not dgl_has_cuda():
-        raise DeviceError(
-            "CUDA requested but the installed DGL has no CUDA support: install DGL's CUDA wheel "
-            "(see README, 'GPU'), or run on CPU with --use_gpu False"
-        )
-    return torch.device(f"cuda:{gpu_id}")
+    return torch.device("cuda", gpu_id)
+
+
+def check_device(device: torch.device) -> None:
+    """Make ``device`` current and run one small kernel on it, so that a torch build without
+    kernels for this GPU fails here, in one line, rather than deep inside training."""
+    if device.type != "cuda":
+        return
+    try:
+        torch.cuda.set_device(device)
+        (torch.ones(2, device=device) * 2).sum().item()
+    except (RuntimeError, AssertionError) as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise DeviceError(f"{device} ({torch.cuda.get_device_name(device)}) cannot run this "
+                          f"torch build ({torch.__version__}): {first}") from None

@@ -12,7 +12,9 @@ from torch.nn import functional as F
 
 def sbm_class_weights(labels: torch.Tensor, num_classes: int) -> torch.Tensor:
     """Per-batch weights ``w_c = (V - n_c) / V`` for classes present, 0 for absent ones."""
-    counts = torch.bincount(labels, minlength=num_classes).float()
+    # index_add, not bincount: no host synchronisation on a GPU (bincount sizes its output).
+    counts = torch.zeros(num_classes, device=labels.device).index_add_(
+        0, labels, torch.ones_like(labels, dtype=torch.float32))
     weights = (labels.numel() - counts) / labels.numel()
     return weights * (counts > 0).float()
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import argparse
 import copy
+import functools
 import json
 import logging
+import os
 import platform
 import resource
 import sys
@@ -22,14 +24,14 @@ from typing import Any
 
 import numpy as np
 import torch
-from tensorboardX import SummaryWriter
 from tqdm import tqdm
 
 from data.common import DataError
 from nets.gnn_net import NetIO
 from nets.registry import MODELS, build_net, count_parameters, uses_self_loops
+from train.checkpoint import save_checkpoint
 from train.config import ConfigError, apply_overrides, load_config, override_keys, validate
-from train.device import DeviceError, select_device
+from train.device import DeviceError, check_device, select_device
 from train.loop import FullGraph, GraphBatches
 from train.results import ExperimentRecord, make_run_dir, write_atomic
 from train.tasks import Task
@@ -47,12 +49,9 @@ def release_seeds(runs: int) -> list[int]:
 def set_seed(seed: int) -> None:
     import random
 
-    import dgl
-
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
-    dgl.seed(seed)
     if torch.cuda.is_available():
         torch.cuda.manual_seed_all(seed)
 
@@ -97,6 +96,7 @@ def resolve_config(task: Task, args: argparse.Namespace) -> dict[str, Any]:
     if cfg["model"] not in MODELS:
         raise ConfigError(f"unknown model {cfg['model']!r}; known: {', '.join(sorted(MODELS))}")
     cfg["_seed_from_command_line"] = "seed" in overrides
+    cfg["_gpu_id_from_command_line"] = "gpu_id" in overrides
     return cfg
 
 
@@ -120,15 +120,14 @@ def load_data(task: Task, cfg: dict[str, Any]):
     """The dataset, the net's input/output sizes, and a per-run factory of epoch loops."""
     data_cfg = cfg["data"]
     if task.level == "single_graph":
-        from data.node_datasets import get_split, load_node_dataset
+        from data.loaders import load_node_data
+        from data.node_datasets import get_split
 
-        ds = load_node_dataset(cfg["dataset"], data_cfg.get("data_dir"))
+        ds = load_node_data(cfg["dataset"], data_cfg)
         io = NetIO(task.level, task.input_kind, ds.features.shape[1], ds.num_classes)
         graph = ds.graph
         if uses_self_loops(cfg["model"], cfg["net_params"]):
-            import dgl
-
-            graph = dgl.add_self_loop(graph)
+            graph = graph.add_self_loops()
 
         def make_loop(run: int, seed: int, device: torch.device) -> FullGraph:
             train, val, test = get_split(ds, run, seed, mode=data_cfg["split"])
@@ -147,14 +146,21 @@ def load_data(task: Task, cfg: dict[str, Any]):
 
     def make_loop(run: int, seed: int, device: torch.device) -> GraphBatches:
         gen = torch.Generator().manual_seed(seed)
-        return GraphBatches(ds, task, cfg["params"]["batch_size"], device, generator=gen)
+        workers = data_cfg["loader_workers"]
+        if workers is None:  # on a GPU, collate in workers; on the CPU they would compete
+            workers = min(4, max((os.cpu_count() or 1) // 2, 1)) if device.type == "cuda" else 0
+        return GraphBatches(ds, task, cfg["params"]["batch_size"], device, generator=gen,
+                            workers=workers)
 
     return info, io, make_loop
 
 
 def run_experiment(task: Task, cfg: dict[str, Any], command: list[str]) -> int:
-    device = select_device(cfg["gpu"]["use"], cfg["gpu"]["id"])
-    data_info, io, make_loop = load_data(task, cfg)
+    device = select_device(cfg["gpu"]["use"], cfg["gpu"]["id"],
+                           from_command_line=cfg.pop("_gpu_id_from_command_line", False))
+    summary_writer_class()  # a missing package stops the run before anything is written
+    data_info, io, make_loop = load_data(task, cfg)  # before CUDA starts: loaders may fork
+    check_device(device)
     try:
         num_params = count_parameters(build_net(cfg["model"], io, cfg["net_params"]))
     except ValueError as err:  # e.g. an option the model does not support
@@ -208,7 +214,7 @@ def train_run(task: Task, cfg: dict[str, Any], io: NetIO, loop, seed: int, index
         scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
             optimizer, mode="min", factor=params["lr_reduce_factor"],
             patience=params["lr_schedule_patience"])
-    writer = SummaryWriter(logdir=str(run_dir / "logs" / f"run{index}_seed{seed}"))
+    writer = summary_writer_class()(str(run_dir / "logs" / f"run{index}_seed{seed}"))
     ckpt_path = run_dir / "checkpoints" / f"run{index}_seed{seed}_best.pt"
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
@@ -239,7 +245,7 @@ def train_run(task: Task, cfg: dict[str, Any], io: NetIO, loop, seed: int, index
         if val is None or task.is_better(val[1][task.primary], best_value):
             best_value = val[1][task.primary] if val else None
             best_epoch, best_state = epoch, copy.deepcopy(model.state_dict())
-            _save_checkpoint(ckpt_path, model, cfg, io, seed, index, epoch)
+            save_checkpoint(ckpt_path, model, cfg, io, seed, index, epoch)
         desc = {"loss": f"{train_loss:.4f}", "lr": f"{lr:.1e}"}
         if val:
             desc[f"val_{task.primary}"] = f"{val[1][task.primary]:.4f}"
@@ -268,6 +274,21 @@ def train_run(task: Task, cfg: dict[str, Any], io: NetIO, loop, seed: int, index
     return run
 
 
+@functools.lru_cache(maxsize=1)
+def summary_writer_class() -> type:
+    """tensorboardX's writer (the requirement), else torch's own where only the ``tensorboard``
+    package is installed (common on GPU machines); both write the same event files."""
+    try:
+        from tensorboardX import SummaryWriter
+    except ImportError:
+        try:
+            from torch.utils.tensorboard import SummaryWriter
+        except ImportError:
+            raise ConfigError("tensorboard logging needs tensorboardX (pip install tensorboardX; "
+                              "requirements.txt has it) or tensorboard") from None
+    return SummaryWriter
+
+
 def _log_epoch(epoch: int, train, val, test, lr: float, seconds: float) -> None:
     parts = [f"epoch {epoch:4d}"]
     for split, result in (("train", train), ("val", val), ("test", test)):
@@ -278,14 +299,6 @@ def _log_epoch(epoch: int, train, val, test, lr: float, seconds: float) -> None:
     log.info(" | ".join(parts))
 
 
-def _save_checkpoint(path: Path, model: torch.nn.Module, cfg: dict[str, Any], io: NetIO,
-                     seed: int, run: int, epoch: int) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    torch.save({"state_dict": model.state_dict(), "config": cfg, "io": io.__dict__,
-                "seed": seed, "run": run, "epoch": epoch}, tmp)
-    tmp.replace(path)
-
-
 def _peak_memory_mb(device: torch.device) -> dict[str, float]:
     peak = {"process_max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
     if device.type == "cuda":
@@ -294,10 +307,11 @@ def _peak_memory_mb(device: torch.device) -> dict[str, float]:
 
 
 def _versions() -> dict[str, str]:
-    import dgl
-
-    return {"python": platform.python_version(), "torch": torch.__version__,
-            "dgl": dgl.__version__}
+    versions = {"python": platform.python_version(), "torch": torch.__version__,
+                "numpy": np.__version__}
+    if torch.cuda.is_available():
+        versions["cuda"] = str(torch.version.cuda)
+    return versions
 
 
 def _log_summary(data: dict[str, Any], run_dir: Path) -> None:

@@ -1,0 +1,250 @@
+"""The project's graph type: a (batched) directed graph in plain torch tensors.
+
+A :class:`Graph` holds the edge list (``src → dst``, int64), the node count, node and edge
+feature dicts and, for a batch, the node and edge counts of every member graph (edges of a batch
+are grouped by graph, nodes renumbered with offsets). The index structures message passing needs
+(in-edges grouped by destination, out-edges grouped by source, degrees, node-to-graph ids) are
+built once, on first use, and travel with the graph to another device. Nothing here needs DGL;
+``data.interop`` converts from and to DGL and PyG graphs at the edges of the project.
+
+Example::
+
+    g = Graph([0, 1, 2], [1, 2, 0], num_nodes=3, ndata={"feat": torch.rand(3, 4)})
+    batch = Graph.batch([g, g])              # 6 nodes, 6 edges, batch_size 2
+    batch.in_degrees(), batch.batch_num_nodes()
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor
+
+_STRUCTURE = ("in_degrees", "out_degrees", "csc", "csr", "node_graph_ids")
+
+
+class Graph:
+    """A directed graph, or a batch of graphs, as torch tensors.
+
+    Args:
+        src, dst: edge endpoints, one entry per edge (``src[i] → dst[i]``); repeated edges and
+            self-loops are kept as given.
+        num_nodes: node count (default: one more than the largest endpoint, 0 without edges).
+        ndata, edata: feature tensors with one row per node / per edge.
+        batch_num_nodes, batch_num_edges: per-graph counts of a batch (default: one graph).
+    """
+
+    def __init__(
+        self,
+        src: Tensor | Sequence[int],
+        dst: Tensor | Sequence[int],
+        num_nodes: int | None = None,
+        *,
+        ndata: dict[str, Tensor] | None = None,
+        edata: dict[str, Tensor] | None = None,
+        batch_num_nodes: Tensor | None = None,
+        batch_num_edges: Tensor | None = None,
+    ) -> None:
+        src = torch.as_tensor(src, dtype=torch.int64).reshape(-1)
+        dst = torch.as_tensor(dst, dtype=torch.int64, device=src.device).reshape(-1)
+        if src.shape != dst.shape:
+            raise ValueError(f"src has {src.numel()} entries but dst has {dst.numel()}")
+        if num_nodes is None:
+            num_nodes = int(torch.maximum(src.max(), dst.max())) + 1 if src.numel() else 0
+        self.src, self.dst, self._num_nodes = src, dst, int(num_nodes)
+        self.ndata: dict[str, Tensor] = dict(ndata or {})
+        self.edata: dict[str, Tensor] = dict(edata or {})
+        count = src.new_tensor
+        self._batch_num_nodes = count([self._num_nodes]) if batch_num_nodes is None \
+            else torch.as_tensor(batch_num_nodes, dtype=torch.int64, device=src.device)
+        self._batch_num_edges = count([src.numel()]) if batch_num_edges is None \
+            else torch.as_tensor(batch_num_edges, dtype=torch.int64, device=src.device)
+        self._cache: dict[str, Tensor | tuple[Tensor, ...]] = {}  # index structure
+        self._derived: dict[object, object] = {}  # what layers derive from it, see cached()
+
+    # ------------------------------------------------------------------ sizes
+    def num_nodes(self) -> int:
+        return self._num_nodes
+
+    def num_edges(self) -> int:
+        return self.src.numel()
+
+    @property
+    def batch_size(self) -> int:
+        return self._batch_num_nodes.numel()
+
+    def batch_num_nodes(self) -> Tensor:
+        """Nodes of each member graph, ``(batch_size,)`` int64."""
+        return self._batch_num_nodes
+
+    def batch_num_edges(self) -> Tensor:
+        """Edges of each member graph, ``(batch_size,)`` int64."""
+        return self._batch_num_edges
+
+    @property
+    def device(self) -> torch.device:
+        return self.src.device
+
+    def edges(self) -> tuple[Tensor, Tensor]:
+        return self.src, self.dst
+
+    # ------------------------------------------------------------------ structure (cached)
+    def _cached(self, key: str, build):
+        if key not in self._cache:
+            with torch.no_grad():
+                self._cache[key] = build()
+        return self._cache[key]
+
+    def cached(self, key: object, build):
+        """``build()`` computed once per graph and kept with it (e.g. a normalised adjacency
+        shared by every layer of a forward pass). Dropped when the graph moves device."""
+        if key not in self._derived:
+            with torch.no_grad():
+                self._derived[key] = build()
+        return self._derived[key]
+
+    def in_degrees(self) -> Tensor:
+        """Incoming edges per node (repeated edges counted), ``(N,)`` int64."""
+        return self._cached("in_degrees", lambda: _degrees(self.dst, self._num_nodes))
+
+    def out_degrees(self) -> Tensor:
+        """Outgoing edges per node, ``(N,)`` int64."""
+        return self._cached("out_degrees", lambda: _degrees(self.src, self._num_nodes))
+
+    def csc(self) -> tuple[Tensor, Tensor, Tensor]:
+        """In-edges grouped by destination: ``(indptr (N+1,), sources (E,), edge ids (E,))``.
+
+        Row ``v`` of the compressed structure lists the sources of the edges into ``v``, in edge
+        order; ``edge ids`` maps each position back to the edge list.
+        """
+        return self._cached("csc", lambda: _compress(self.dst, self.src, self.in_degrees()))
+
+    def csr(self) -> tuple[Tensor, Tensor, Tensor]:
+        """Out-edges grouped by source: ``(indptr (N+1,), destinations (E,), edge ids (E,))``."""
+        return self._cached("csr", lambda: _compress(self.src, self.dst, self.out_degrees()))
+
+    def node_graph_ids(self) -> Tensor:
+        """The member graph of every node, ``(N,)`` int64 (all 0 for a single graph)."""
+        return self._cached("node_graph_ids", lambda: torch.repeat_interleave(
+            torch.arange(self.batch_size, device=self.device), self._batch_num_nodes,
+            output_size=self._num_nodes))
+
+    def build_structure(self) -> Graph:
+        """Build every cached index structure now (e.g. in a data-loader worker); returns self."""
+        for key in _STRUCTURE:
+            getattr(self, key)()
+        return self
+
+    # ------------------------------------------------------------------ copies
+    def _map(self, fn) -> Graph:
+        """A new graph with ``fn`` applied to every tensor (features and cached structure)."""
+        out = Graph.__new__(Graph)
+        out.src, out.dst, out._num_nodes = fn(self.src), fn(self.dst), self._num_nodes
+        out.ndata = {k: fn(v) for k, v in self.ndata.items()}
+        out.edata = {k: fn(v) for k, v in self.edata.items()}
+        out._batch_num_nodes = fn(self._batch_num_nodes)
+        out._batch_num_edges = fn(self._batch_num_edges)
+        out._cache = {k: tuple(fn(t) for t in v) if isinstance(v, tuple) else fn(v)
+                      for k, v in self._cache.items()}
+        out._derived = {}
+        return out
+
+    def to(self, device: torch.device | str, non_blocking: bool = False) -> Graph:
+        """This graph with every tensor on ``device`` (itself when already there)."""
+        device = torch.device(device)
+        if device == self.device or (device.index is None and device.type == self.device.type):
+            return self
+        return self._map(lambda t: t.to(device, non_blocking=non_blocking))
+
+    def pin_memory(self) -> Graph:
+        """A copy in page-locked memory, for asynchronous host-to-GPU copies."""
+        return self._map(lambda t: t.pin_memory())
+
+    # ------------------------------------------------------------------ batching
+    @staticmethod
+    def batch(graphs: Sequence[Graph]) -> Graph:
+        """One graph holding ``graphs`` as disjoint members (nodes renumbered with offsets)."""
+        if not graphs:
+            raise ValueError("cannot batch an empty list of graphs")
+        first = graphs[0]
+        for g in graphs[1:]:
+            if g.ndata.keys() != first.ndata.keys() or g.edata.keys() != first.edata.keys():
+                raise ValueError("graphs of a batch must carry the same node and edge features")
+        sizes = torch.tensor([g.num_nodes() for g in graphs])
+        offsets = torch.cumsum(sizes, 0) - sizes
+        edge_counts = torch.tensor([g.num_edges() for g in graphs])
+        shift = torch.repeat_interleave(offsets, edge_counts, output_size=int(edge_counts.sum()))
+        return Graph(
+            torch.cat([g.src for g in graphs]) + shift,
+            torch.cat([g.dst for g in graphs]) + shift,
+            int(sizes.sum()),
+            ndata={k: torch.cat([g.ndata[k] for g in graphs]) for k in first.ndata},
+            edata={k: torch.cat([g.edata[k] for g in graphs]) for k in first.edata},
+            batch_num_nodes=torch.cat([g.batch_num_nodes() for g in graphs]),
+            batch_num_edges=torch.cat([g.batch_num_edges() for g in graphs]),
+        )
+
+    def unbatch(self) -> list[Graph]:
+        """The member graphs of a batch, renumbered from 0."""
+        node_ends = torch.cumsum(self._batch_num_nodes, 0).tolist()
+        edge_ends = torch.cumsum(self._batch_num_edges, 0).tolist()
+        graphs, n0, e0 = [], 0, 0
+        for n1, e1 in zip(node_ends, edge_ends, strict=True):
+            graphs.append(Graph(
+                self.src[e0:e1] - n0, self.dst[e0:e1] - n0, n1 - n0,
+                ndata={k: v[n0:n1] for k, v in self.ndata.items()},
+                edata={k: v[e0:e1] for k, v in self.edata.items()}))
+            n0, e0 = n1, e1
+        return graphs
+
+    # ------------------------------------------------------------------ edits
+    def remove_self_loops(self) -> Graph:
+        """A copy without edges ``v → v`` (edge features of the others kept)."""
+        keep = self.src != self.dst
+        counts = torch.zeros_like(self._batch_num_edges).index_add_(
+            0, self.node_graph_ids()[self.src[keep]], torch.ones_like(self.src[keep]))
+        return Graph(self.src[keep], self.dst[keep], self._num_nodes, ndata=self.ndata,
+                     edata={k: v[keep] for k, v in self.edata.items()},
+                     batch_num_nodes=self._batch_num_nodes, batch_num_edges=counts)
+
+    def add_self_loops(self) -> Graph:
+        """A copy with one edge ``v → v`` per node appended after each member graph's edges.
+
+        Features of the new edges are zero (DGL's ``add_self_loop`` fills 1 by default; no net
+        of this project reads edge features).
+        """
+        n = self._num_nodes
+        loops = torch.arange(n, device=self.device)
+        graph_of_edge = torch.cat([self.node_graph_ids()[self.src], self.node_graph_ids()])
+        order = torch.sort(graph_of_edge, stable=True).indices  # keep each member's edges together
+        edata = {k: torch.cat([v, v.new_zeros((n, *v.shape[1:]))])[order]
+                 for k, v in self.edata.items()}
+        return Graph(torch.cat([self.src, loops])[order], torch.cat([self.dst, loops])[order], n,
+                     ndata=self.ndata, edata=edata, batch_num_nodes=self._batch_num_nodes,
+                     batch_num_edges=self._batch_num_edges + self._batch_num_nodes)
+
+    def __getstate__(self) -> dict:  # derived objects are rebuilt where the graph is used
+        return {**self.__dict__, "_derived": {}}
+
+    def __repr__(self) -> str:
+        def shapes(d: dict[str, Tensor]) -> str:
+            return "{" + ", ".join(f"{k}: {tuple(v.shape)}" for k, v in d.items()) + "}"
+
+        return (f"Graph(num_nodes={self._num_nodes}, num_edges={self.num_edges()}, "
+                f"batch_size={self.batch_size}, ndata={shapes(self.ndata)}, "
+                f"edata={shapes(self.edata)})")
+
+
+def _degrees(ends: Tensor, n: int) -> Tensor:
+    return torch.bincount(ends, minlength=n) if ends.numel() else ends.new_zeros(n)
+
+
+def _compress(rows: Tensor, cols: Tensor, counts: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """Compressed sparse rows of the (rows, cols) edge list: indptr, column per entry, edge ids."""
+    indptr = torch.cat([counts.new_zeros(1), torch.cumsum(counts, 0)])
+    if rows.numel() < 2 or bool((rows[1:] >= rows[:-1]).all()):
+        perm = torch.arange(rows.numel(), device=rows.device)  # already grouped: no sort needed
+    else:
+        perm = torch.sort(rows, stable=True).indices
+    return indptr, cols[perm], perm

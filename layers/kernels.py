@@ -1,0 +1,104 @@
+"""Hand-written autograd Functions behind the message-passing primitives.
+
+Each is the plain formula with a backward that reuses a stored transpose instead of
+transposing per call; :mod:`layers.propagation` wraps them, and ``tests/test_propagation.py``
+checks them against dense computations and ``torch.autograd.gradcheck``.
+
+* :func:`sparse_mm` — the single place that multiplies a CSR matrix by a dense one.
+* :class:`SparseProduct` — ``M x`` with the gradient ``Mᵀ g`` from the stored ``Mᵀ``.
+* :class:`EdgeWeightedSum` — ``out_v = Σ_{e: u→v} w_e x_u`` per head, differentiable in both
+  ``x`` and the edge weights ``w`` (attention, Gaussian kernels), without materialising one
+  message per edge in the forward pass.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import torch
+from torch import Tensor
+from torch.autograd.function import once_differentiable
+
+# torch announces CSR support as "beta" once per process; the two products used here (CSR × dense
+# through addmm, on CPU and CUDA) are the long-standing ones. Only that notice is silenced.
+warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta")
+
+
+def sparse_mm(matrix: Tensor, dense: Tensor, out: Tensor | None = None,
+              accumulate: bool = False) -> Tensor:
+    """``matrix @ dense`` (CSR × dense) written into ``out`` (a fresh buffer when omitted).
+
+    ``accumulate=True`` adds to ``out`` instead. Goes through ``addmm.out``, the overload with
+    sparse-CSR kernels on CPU and CUDA. On the CPU ``beta=0`` never reads ``out``; on CUDA
+    ``out`` is zero-filled first, since whether cuSPARSE reads an ``out`` scaled by ``beta=0``
+    (``NaN · 0`` is NaN) is not part of torch's contract (``scripts/gpu_check.py`` reports what
+    the installed build does).
+    """
+    if out is None:
+        out = (dense.new_zeros if dense.is_cuda else dense.new_empty)(matrix.shape[0],
+                                                                        dense.shape[1])
+    elif dense.is_cuda and not accumulate:
+        out.zero_()
+    return torch.addmm(out, matrix, dense, beta=1 if accumulate else 0, out=out)
+
+
+class SparseProduct(torch.autograd.Function):
+    """``M x`` for a constant CSR ``M``; the backward multiplies by the stored ``Mᵀ``."""
+
+    @staticmethod
+    def forward(ctx, x: Tensor, matrix: Tensor, transposed: Tensor) -> Tensor:  # x: (N, d)
+        ctx.transposed = transposed
+        return sparse_mm(matrix, x)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad: Tensor):
+        return sparse_mm(ctx.transposed, grad.contiguous()), None, None
+
+
+class EdgeWeightedSum(torch.autograd.Function):
+    """``out[v, h] = Σ_{e: u→v} w[e, h] · x[u, h]`` for ``x`` (N, H, d) and ``w`` (E, H).
+
+    ``structure`` is ``(csc, csr, src, dst)`` of the graph (see :meth:`data.graph.Graph.csc`).
+    Forward: one CSR product per head with the weights as values. Backward: ``Mᵀ g`` per head
+    for ``x``, and ``∂w[e, h] = ⟨g[dst_e, h], x[src_e, h]⟩`` for the weights, one head at a time
+    so that at most ``E × d`` values are gathered at once.
+    """
+
+    @staticmethod
+    def forward(ctx, x: Tensor, w: Tensor, structure: tuple) -> Tensor:
+        (in_ptr, in_idx, in_perm), (out_ptr, out_idx, out_perm), src, dst = structure
+        n, heads, _ = x.shape
+        out = torch.empty_like(x)
+        matrices = []
+        for h in range(heads):
+            wh = w[:, h]
+            m = csr_matrix(in_ptr, in_idx, wh[in_perm], n)
+            mt = csr_matrix(out_ptr, out_idx, wh[out_perm], n)
+            out[:, h] = sparse_mm(m, x[:, h].contiguous())
+            matrices.append(mt)
+        ctx.matrices, ctx.src, ctx.dst = matrices, src, dst
+        ctx.save_for_backward(x)
+        return out
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad: Tensor):
+        (x,) = ctx.saved_tensors
+        grad_x = torch.empty_like(x) if ctx.needs_input_grad[0] else None
+        grad_w = x.new_empty(ctx.src.numel(), x.shape[1]) if ctx.needs_input_grad[1] else None
+        for h, mt in enumerate(ctx.matrices):
+            g = grad[:, h].contiguous()
+            if grad_x is not None:
+                grad_x[:, h] = sparse_mm(mt, g)
+            if grad_w is not None:
+                grad_w[:, h] = (g[ctx.dst] * x[ctx.src, h]).sum(-1)
+        return grad_x, grad_w, None
+
+
+def csr_matrix(indptr: Tensor, indices: Tensor, values: Tensor, n: int) -> Tensor:
+    """An ``n × n`` CSR tensor (32-bit indices where they fit)."""
+    if indices.numel() < 2**31:  # 32-bit indices spare the sparse kernel a conversion per call
+        indptr, indices = indptr.int(), indices.int()
+    # The structure comes from Graph.csc()/csr(), valid by construction: skip the O(nnz) checks.
+    return torch.sparse_csr_tensor(indptr, indices, values, (n, n), check_invariants=False)

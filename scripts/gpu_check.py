@@ -1,0 +1,401 @@
+"""Prove the GPU path on this machine: one ``PASS|FAIL|SKIP <check> <detail>`` line per check.
+
+    bash scripts/gpu_check.sh            # or: python -m scripts.gpu_check [--quick]
+
+Run from the project root on a machine with a CUDA GPU (about 3-6 minutes). Without a GPU it
+says so in one line and exits 0. Exit status 1 when any check fails. The checks:
+
+* ``env``: GPU, torch, CUDA, and the packages the project needs (a missing one is named).
+* ``csr_product``: the CSR × dense product on CUDA against a dense reference — float32/64,
+  int32/int64 indices, ``beta`` 0 and 1 with a NaN-filled ``out``, unsorted and repeated column
+  indices, empty matrices — and the stored-transpose backward (gradcheck).
+* ``primitives``: every message-passing primitive, CUDA against CPU in float64.
+* ``autogcn_layer``: the layer on CPU and GPU in float64 across modes, gates, filter subsets,
+  both computation orders and two banks — outputs, gradients, BatchNorm statistics.
+* ``models``: every model at every task level, one training step on CPU and on GPU (float64):
+  losses, gradients and updated weights.
+* ``main_<task>``: each main script, 2 epochs on tiny data with ``--gpu_id 0`` (the results say
+  cuda), then ``evaluate_checkpoint.py --use_gpu`` reproducing the run's metrics.
+* ``sweep``: a one-cell sweep with ``--gpus 0``.
+* ``benchmark``: ``scripts/benchmark.py --device cuda`` prints its ratios and s/epoch.
+
+The checks are also collected by ``tests/test_gpu.py`` (skipped where CUDA is absent).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import itertools
+import json
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+REQUIRED = {"torch": "torch", "numpy": "numpy", "scipy": "scipy", "yaml": "pyyaml",
+            "tqdm": "tqdm", "skimage": "scikit-image"}
+
+
+class Skip(Exception):
+    """A check that cannot run here (its message says why)."""
+
+
+# ----------------------------------------------------------------------------------- checks
+def check_env() -> str:
+    import torch
+
+    missing = [pkg for mod, pkg in REQUIRED.items() if importlib.util.find_spec(mod) is None]
+    if not any(importlib.util.find_spec(m) for m in ("tensorboardX", "tensorboard")):
+        missing.append("tensorboardX (or tensorboard)")
+    name = torch.cuda.get_device_name(0)
+    cap = ".".join(map(str, torch.cuda.get_device_capability(0)))
+    detail = (f"{name} (sm {cap}, {torch.cuda.device_count()} visible), torch "
+              f"{torch.__version__}, CUDA {torch.version.cuda}, Python {platform.python_version()}")
+    if missing:
+        raise AssertionError(f"{detail}; missing packages: {', '.join(missing)} "
+                             "(pip install -r requirements.txt)")
+    return detail
+
+
+def check_csr_product(device: str = "cuda") -> str:
+    import torch
+
+    from layers.kernels import SparseProduct, csr_matrix, sparse_mm
+
+    gen = torch.Generator().manual_seed(0)
+    cases = 0
+    reads_out = False
+    for dtype, index_dtype, n, nnz in itertools.product(
+            (torch.float32, torch.float64), (torch.int32, torch.int64), (1, 37), (0, 5, 200)):
+        rows = torch.randint(0, n, (nnz,), generator=gen).sort().values
+        cols = torch.randint(0, n, (nnz,), generator=gen)  # unsorted within rows, repeats likely
+        counts = torch.bincount(rows, minlength=n)
+        indptr = torch.cat([torch.zeros(1, dtype=torch.int64), counts.cumsum(0)])
+        values = torch.randn(nnz, generator=gen, dtype=dtype)
+        dense = torch.zeros(n, n, dtype=dtype).index_put_((rows, cols), values, accumulate=True)
+        x = torch.randn(n, 6, generator=gen, dtype=dtype)
+        m = torch.sparse_csr_tensor(indptr.to(index_dtype), cols.to(index_dtype), values, (n, n),
+                                    device=device, check_invariants=False)
+        xd = x.to(device)
+        tol = {"rtol": 1e-5, "atol": 1e-5} if dtype == torch.float32 else {}
+        expected = dense @ x
+        nan_out = torch.full((n, 6), float("nan"), dtype=dtype, device=device)
+        raw = torch.addmm(nan_out.clone(), m, xd, beta=0, out=nan_out.clone())
+        reads_out |= bool(torch.isnan(raw).any()) and n * nnz > 0
+        torch.testing.assert_close(sparse_mm(m, xd, out=nan_out.clone()).cpu(), expected, **tol)
+        torch.testing.assert_close(sparse_mm(m, xd).cpu(), expected, **tol)
+        base = torch.randn(n, 6, generator=gen, dtype=dtype)
+        acc = sparse_mm(m, xd, out=base.clone().to(device), accumulate=True)  # beta = 1
+        torch.testing.assert_close(acc.cpu(), base + expected, **tol)
+        cases += 1
+    # the backward through the stored transpose, in float64
+    n = 12
+    ptr = torch.tensor([0, 2, 2, 5, 6, 6, 8, 9, 9, 11, 12, 12, 14])
+    idx = torch.tensor([3, 1, 0, 7, 7, 2, 11, 4, 9, 0, 5, 6, 10, 1])
+    vals = torch.randn(idx.numel(), generator=gen, dtype=torch.float64)
+    m = csr_matrix(ptr, idx, vals, n).to(device)
+    dense = m.to_dense()
+    mt = dense.t().contiguous().to_sparse_csr()
+    x = torch.randn(n, 3, dtype=torch.float64, device=device, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda t: SparseProduct.apply(t, m, mt), (x,))
+    note = ("raw addmm reads a NaN out with beta=0: the project's zero-fill is needed"
+            if reads_out else "raw addmm ignores out with beta=0")
+    return f"{cases} products + gradcheck; {note}"
+
+
+def _graphs(device: str):
+    """A directed batch with zero-in-degree nodes, isolated nodes, repeated edges, a 1-node
+    graph and an empty graph, on ``device`` and on the CPU."""
+    import torch
+
+    from data.graph import Graph
+
+    gen = torch.Generator().manual_seed(1)
+    parts = []
+    for n, m in ((9, 25), (1, 0), (14, 40), (0, 0), (6, 4)):
+        src = torch.randint(0, max(n - 2, 1), (m,), generator=gen)
+        dst = torch.randint(0, max(n - 1, 1), (m,), generator=gen)
+        if m:
+            src, dst = torch.cat([src, src[:2]]), torch.cat([dst, dst[:2]])  # repeated edges
+        parts.append(Graph(src, dst, n))
+    cpu = Graph.batch(parts).build_structure()
+    return cpu, cpu.to(device)
+
+
+def _close(a, b, what: str, **tol) -> None:
+    import torch
+
+    torch.testing.assert_close(a.detach().cpu(), b.detach().cpu(), msg=lambda m: f"{what}: {m}",
+                               **tol)
+
+
+def check_primitives(device: str = "cuda") -> str:
+    import torch
+
+    from layers import propagation as P
+
+    cpu, gpu = _graphs(device)
+    gen = torch.Generator().manual_seed(2)
+    x = torch.randn(cpu.num_nodes(), 2, 3, generator=gen, dtype=torch.float64)
+    w = torch.rand(cpu.num_edges(), 2, generator=gen, dtype=torch.float64)
+    ops: dict[str, Callable] = {
+        "propagate_in": lambda g, a, b: P.propagate(g, a, "in"),
+        "propagate_out": lambda g, a, b: P.propagate(g, a, "out"),
+        "aggregate_sum": lambda g, a, b: P.aggregate(g, a, "sum"),
+        "aggregate_mean": lambda g, a, b: P.aggregate(g, a, "mean"),
+        "aggregate_max": lambda g, a, b: P.aggregate(g, a, "max"),
+        "weighted_aggregate": lambda g, a, b: P.weighted_aggregate(g, a, b),
+        "edge_softmax": lambda g, a, b: P.edge_softmax(g, b),
+        "readout_mean": lambda g, a, b: P.readout(g, a, "mean"),
+        "readout_max": lambda g, a, b: P.readout(g, a, "max"),
+    }
+    for name, op in ops.items():
+        grads = []
+        for g, dev in ((cpu, "cpu"), (gpu, device)):
+            a = x.to(dev).requires_grad_()
+            b = w.to(dev).requires_grad_()
+            out = op(g, a, b)
+            out.backward(torch.ones_like(out))
+            grads.append((out, a.grad, b.grad))
+        for i, label in enumerate(("output", "grad x", "grad w")):
+            if grads[0][i] is not None:
+                _close(grads[1][i], grads[0][i], f"{name} {label}")
+    return f"{len(ops)} primitives, outputs and gradients equal"
+
+
+def check_autogcn_layer(device: str = "cuda") -> str:
+    import copy
+
+    import torch
+
+    from layers.autogcn_layer import GATES, MODES, AutoGCNLayer
+
+    cpu, gpu = _graphs(device)
+    n = cpu.num_nodes()
+    count = 0
+    for mode, gate, filters, order in itertools.product(
+            MODES, GATES, (("low", "mid", "high"), ("low", "high"), ("mid",)),
+            ("propagate", "project")):
+        torch.manual_seed(count)
+        layer = AutoGCNLayer(6, 5, mode=mode, gate=gate, filters=filters, num_filters=2,
+                             residual=False, single_a_init=0.3).double()
+        with torch.no_grad():
+            for p in layer.parameters():
+                p.add_(0.1 * torch.randn_like(p))
+        layer.order = order
+        twin = copy.deepcopy(layer).to(device)
+        x = torch.randn(n, 6, dtype=torch.float64)
+        snorm = torch.rand(n, 1, dtype=torch.float64)
+        grad = torch.randn(n, 5, dtype=torch.float64)
+        xs = [x.clone().requires_grad_(), x.to(device).requires_grad_()]
+        outs = [layer(cpu, xs[0], snorm), twin(gpu, xs[1], snorm.to(device))]
+        for out, g in zip(outs, (grad, grad.to(device)), strict=True):
+            out.backward(g)
+        what = f"{mode}/{gate}/{','.join(filters)}/{order}"
+        _close(outs[1], outs[0], f"{what} output")
+        _close(xs[1].grad, xs[0].grad, f"{what} grad x")
+        for (name, p), q in zip(layer.named_parameters(), twin.parameters(), strict=True):
+            _close(q.grad, p.grad, f"{what} grad {name}")
+        for name, buf in layer.named_buffers():
+            _close(dict(twin.named_buffers())[name], buf, f"{what} buffer {name}")
+        count += 1
+    return f"{count} variants (mode x gate x filters x order, 2 banks), float64"
+
+
+LEVELS = {"node": ("node", "embedding", 3, 2), "graph_embedding": ("graph", "embedding", 28, 1),
+          "graph_linear": ("graph", "linear", 3, 10), "single_graph": ("single_graph", "linear",
+                                                                       7, 3)}
+
+
+def check_models(device: str = "cuda") -> str:
+    import copy
+
+    import torch
+
+    from data.common import graph_size_norm
+    from nets.gnn_net import NetIO
+    from nets.registry import MODELS, build_net, uses_self_loops
+    from train.config import validate
+
+    count = 0
+    for model, (level, args) in itertools.product(sorted(MODELS), LEVELS.items()):
+        io = NetIO(*args)
+        net_params = {"L": 2, "hidden_dim": 8, "out_dim": 8, "n_heads": 2, "dropout": 0.0,
+                      "in_feat_dropout": 0.0}
+        if model == "GAT":
+            net_params.update(hidden_dim=4, out_dim=8)
+        params = validate({"model": model, "net_params": net_params})["net_params"]
+        cpu, gpu = _graphs(device)
+        if uses_self_loops(model, params):
+            cpu = cpu.add_self_loops().build_structure()
+            gpu = cpu.to(device)
+        n = cpu.num_nodes()
+        gen = torch.Generator().manual_seed(count)
+        if io.input_kind == "embedding" and io.level != "single_graph":
+            feat = torch.randint(0, io.in_dim, (n,), generator=gen)
+        else:
+            feat = torch.rand(n, io.in_dim, generator=gen, dtype=torch.float64)
+        torch.manual_seed(count)
+        net = build_net(model, io, params).double()
+        for module in net.modules():  # random masks differ between devices: no dropout
+            if isinstance(module, torch.nn.Dropout):
+                module.p = 0.0
+        twin = copy.deepcopy(net).to(device)
+        results = []
+        for g, m, dev in ((cpu, net, "cpu"), (gpu, twin, device)):
+            m.train()
+            opt = torch.optim.SGD(m.parameters(), lr=0.1)
+            snorm = graph_size_norm(g).double() if io.level != "single_graph" else None
+            out = m(g, feat.to(dev), snorm) if snorm is not None else m(g, feat.to(dev))
+            loss = (out.double() ** 2).mean()
+            aux = getattr(m, "auxiliary_loss", None)
+            if callable(aux):
+                loss = loss + aux()
+            loss.backward()
+            grads = [p.grad.clone() if p.grad is not None else None for p in m.parameters()]
+            opt.step()
+            results.append((loss, grads, [p.detach().clone() for p in m.parameters()]))
+        what = f"{model} {level}"
+        _close(results[1][0], results[0][0], f"{what} loss")
+        for i, (a, b) in enumerate(zip(results[0][1], results[1][1], strict=True)):
+            if a is not None:
+                _close(b, a, f"{what} grad {i}")
+        for i, (a, b) in enumerate(zip(results[0][2], results[1][2], strict=True)):
+            _close(b, a, f"{what} weight {i} after the step")
+        count += 1
+    return f"{count} model x task-level pairs, one SGD step each, float64"
+
+
+def _run(cmd: list[str], timeout: int = 240) -> subprocess.CompletedProcess:
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+        raise AssertionError(f"exit {proc.returncode}: {' | '.join(tail)}")
+    return proc
+
+
+def _main_script(task: str, tmp: Path) -> str:
+    """Train 2 epochs on tiny data with --gpu_id 0, then evaluate the checkpoint on the GPU."""
+    from tests import data_writers as W
+
+    small = ["--epochs", "2", "--L", "2", "--hidden_dim", "16", "--runs", "1"]
+    out = tmp / f"out_{task}"
+    if task == "SBMs_node_classification":
+        script, config = "main_SBMs_node_classification.py", "SBMs_node_clustering_AUTOGCN_PATTERN"
+        data = ["--data_dir", str(tmp / "sbm"), "--max_graphs", "16", "--batch_size", "8"]
+    elif task == "molecules_graph_regression":
+        W.write_tiny_zinc(tmp / "zinc", {"train": 24, "val": 8, "test": 8})
+        script, config = "main_molecules_graph_regression.py", \
+            "molecules_graph_regression_AUTOGCN_ZINC"
+        data = ["--data_dir", str(tmp / "zinc"), "--batch_size", "8"]
+    elif task == "superpixels_graph_classification":
+        W.write_mnist(tmp / "mnist", 5012, 12)  # validation = the first 5000 training images
+        script, config = "main_superpixels_graph_classification.py", \
+            "superpixels_graph_classification_AUTOGCN_MNIST"
+        data = ["--data_dir", str(tmp / "mnist"), "--cache_dir", str(tmp / "cache"),
+                "--max_graphs", "12", "--batch_size", "4"]
+    else:
+        W.write_squirrel(tmp / "squirrel")
+        script, config = "main_node_classification.py", "node_classification_AUTOGCN_SQUIRREL"
+        data = ["--data_dir", str(tmp / "squirrel")]
+    _run([sys.executable, script, "--config", f"configs/{config}.json", "--gpu_id", "0",
+          "--out_dir", str(out), *small, *data])
+    (folder,) = [p for p in out.iterdir() if p.is_dir()]
+    res = json.loads((folder / "results.json").read_text())
+    assert res["status"] == "complete", f"status {res['status']}"
+    assert res["device"].startswith("cuda"), f"trained on {res['device']}"
+    ckpt = folder / "checkpoints" / res["runs"][0]["checkpoint"]
+    proc = _run([sys.executable, "evaluate_checkpoint.py", str(ckpt), "--use_gpu"])
+    evaluated = json.loads(proc.stdout)["metrics"]
+    worst = 0.0
+    for split, metrics in res["runs"][0]["final"].items():
+        for name, value in (metrics or {}).items():
+            diff = abs(evaluated[split][name] - value)
+            worst = max(worst, diff)
+            assert diff <= 1e-4 * max(1.0, abs(value)), f"{split} {name}: {value} vs re-evaluated "\
+                                                       f"{evaluated[split][name]}"
+    return (f"{res['device']}, {res['runs'][0]['s_per_epoch']:.2f} s/epoch, checkpoint "
+            f"re-evaluated on the GPU (largest difference {worst:.1e})")
+
+
+def check_sweep(tmp: Path) -> str:
+    from tests import data_writers as W
+
+    W.write_tiny_zinc(tmp / "sweep_zinc", {"train": 16, "val": 8})
+    _run([sys.executable, "-m", "scripts.sweep", "ablation", "--gpus", "0", "--only",
+          "full_ZINC", "--runs", "1", "--out_root", str(tmp / "sweep"), "--data_dir",
+          f"ZINC={tmp / 'sweep_zinc'}", "--", "--epochs", "1", "--L", "2"], timeout=300)
+    (res_file,) = list((tmp / "sweep").rglob("results.json"))
+    res = json.loads(res_file.read_text())
+    assert res["status"] == "complete" and res["device"].startswith("cuda"), res["device"]
+    return f"cell full_ZINC complete on {res['device']}"
+
+
+def check_benchmark(tmp: Path) -> str:
+    from tests import data_writers as W
+
+    W.write_tiny_zinc(tmp / "bench_zinc", {"train": 128})
+    proc = _run([sys.executable, "-m", "scripts.benchmark", "--device", "cuda", "--datasets",
+                 "SBM_CLUSTER,ZINC", "--graphs", "128", "--epochs", "3", "--zinc_dir",
+                 str(tmp / "bench_zinc")], timeout=300)
+    ratios = [line for line in proc.stdout.splitlines() if "ratio" in line]
+    assert ratios, "no ratio printed"
+    return "; ".join(" ".join(line.split()[:9]) for line in ratios)
+
+
+# ----------------------------------------------------------------------------------- driver
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="only the in-process checks (no main scripts, sweep, benchmark)")
+    args = parser.parse_args(argv)
+    try:
+        import torch
+    except ImportError:
+        print("FAIL env torch is not installed (pip install -r requirements.txt)")
+        return 1
+    if not torch.cuda.is_available():
+        print(f"SKIP gpu_check no CUDA device here (torch {torch.__version__}, CUDA build "
+              f"{torch.version.cuda}): nothing to check")
+        return 0
+    t0 = time.time()
+    results = []
+    with tempfile.TemporaryDirectory(prefix="gpu_check_") as tmp_name:
+        tmp = Path(tmp_name)
+        checks: list[tuple[str, Callable[[], str]]] = [
+            ("env", check_env), ("csr_product", check_csr_product),
+            ("primitives", check_primitives), ("autogcn_layer", check_autogcn_layer),
+            ("models", check_models)]
+        if not args.quick:
+            for task in ("SBMs_node_classification", "molecules_graph_regression",
+                         "superpixels_graph_classification", "node_classification"):
+                checks.append((f"main_{task}", lambda t=task: _main_script(t, tmp)))
+            checks += [("sweep", lambda: check_sweep(tmp)),
+                       ("benchmark", lambda: check_benchmark(tmp))]
+        for name, fn in checks:
+            start = time.time()
+            try:
+                detail, state = fn(), "PASS"
+            except Skip as why:
+                detail, state = str(why), "SKIP"
+            except Exception as err:  # every failure is reported on its line; go on
+                last = traceback.extract_tb(err.__traceback__)[-1]
+                detail = (f"{type(err).__name__}: {' '.join(str(err).split())[:300]} "
+                          f"({Path(last.filename).name}:{last.lineno})")
+                state = "FAIL"
+            results.append(state)
+            print(f"{state} {name} {detail} [{time.time() - start:.0f}s]", flush=True)
+    summary = {s: results.count(s) for s in ("PASS", "FAIL", "SKIP")}
+    print(f"summary: {summary['PASS']} passed, {summary['FAIL']} failed, {summary['SKIP']} "
+          f"skipped in {time.time() - t0:.0f}s")
+    return 1 if summary["FAIL"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,96 @@
+"""The torch-native graph type: structure, batching, edits, devices, pickling."""
+
+import pickle
+
+import pytest
+import torch
+
+from data.common import collate_graphs, graph_size_norm
+from data.graph import Graph
+from tests.helpers import rand_graph
+
+
+def edge_list(g: Graph) -> list[tuple[int, int]]:
+    return list(zip(g.src.tolist(), g.dst.tolist(), strict=True))
+
+
+def test_sizes_degrees_and_default_node_count():
+    g = Graph([0, 0, 2, 2], [1, 1, 0, 3])  # a repeated edge; node count from the largest id
+    assert (g.num_nodes(), g.num_edges(), g.batch_size) == (4, 4, 1)
+    assert g.in_degrees().tolist() == [1, 2, 0, 1]
+    assert g.out_degrees().tolist() == [2, 0, 2, 0]
+    assert Graph([], []).num_nodes() == 0
+    with pytest.raises(ValueError, match="src has 2 entries but dst has 1"):
+        Graph([0, 1], [1])
+
+
+@pytest.mark.parametrize("kind", ["csc", "csr"])
+def test_compressed_structure_lists_every_edge_once(kind):
+    g = rand_graph(12, 40, seed=1)
+    indptr, other, eids = getattr(g, kind)()
+    rows = g.dst if kind == "csc" else g.src
+    cols = g.src if kind == "csc" else g.dst
+    assert sorted(eids.tolist()) == list(range(g.num_edges()))
+    for v in range(g.num_nodes()):
+        part = slice(int(indptr[v]), int(indptr[v + 1]))
+        assert (rows[eids[part]] == v).all()
+        assert torch.equal(other[part], cols[eids[part]])
+        assert eids[part].tolist() == sorted(eids[part].tolist())  # edge order kept in a row
+
+
+def test_batch_offsets_features_and_unbatch_round_trip():
+    a = Graph([0, 1], [1, 2], 3, ndata={"feat": torch.arange(3)}, edata={"w": torch.ones(2, 1)})
+    b = Graph([0], [0], 2, ndata={"feat": torch.arange(2) + 10}, edata={"w": torch.zeros(1, 1)})
+    g = Graph.batch([a, b, a])
+    assert g.batch_num_nodes().tolist() == [3, 2, 3]
+    assert g.batch_num_edges().tolist() == [2, 1, 2]
+    assert edge_list(g) == [(0, 1), (1, 2), (3, 3), (5, 6), (6, 7)]
+    assert g.ndata["feat"].tolist() == [0, 1, 2, 10, 11, 0, 1, 2]
+    assert g.node_graph_ids().tolist() == [0, 0, 0, 1, 1, 2, 2, 2]
+    parts = g.unbatch()
+    assert [edge_list(p) for p in parts] == [edge_list(a), edge_list(b), edge_list(a)]
+    assert torch.equal(parts[1].edata["w"], b.edata["w"])
+    with pytest.raises(ValueError, match="same node and edge features"):
+        Graph.batch([a, Graph([0], [1], 2)])
+
+
+def test_self_loop_edits_keep_each_member_graphs_edges_together():
+    a = Graph([0, 1, 1], [1, 1, 0], 2, edata={"w": torch.tensor([[1.0], [2.0], [3.0]])})
+    b = Graph([0], [2], 3, edata={"w": torch.tensor([[4.0]])})
+    g = Graph.batch([a, b])
+    looped = g.remove_self_loops().add_self_loops()
+    assert looped.batch_num_edges().tolist() == [4, 4]
+    assert [edge_list(p) for p in looped.unbatch()] == [
+        [(0, 1), (1, 0), (0, 0), (1, 1)], [(0, 2), (0, 0), (1, 1), (2, 2)]]
+    assert looped.edata["w"].reshape(-1).tolist() == [1, 3, 0, 0, 4, 0, 0, 0]  # new edges: 0
+
+
+def test_collate_builds_targets_size_norm_and_structure():
+    graphs = [rand_graph(n, 2 * n, seed=n) for n in (4, 1, 9)]
+    g, targets, snorm_n = collate_graphs([(x, torch.tensor([float(i)])) for i, x in
+                                          enumerate(graphs)])
+    assert targets.tolist() == [0.0, 1.0, 2.0]
+    expected = torch.cat([torch.full((n, 1), n ** -0.5) for n in (4, 1, 9)])
+    torch.testing.assert_close(snorm_n, expected)
+    torch.testing.assert_close(graph_size_norm(g), expected)
+    assert {"csc", "csr", "in_degrees"} <= set(g._cache)  # built at collate time
+
+
+def test_pickle_and_device_copies_keep_structure_but_not_derived_objects():
+    g = rand_graph(6, 10).build_structure()
+    g.cached("something", lambda: object())
+    clone = pickle.loads(pickle.dumps(g))
+    assert edge_list(clone) == edge_list(g) and clone._derived == {}
+    assert torch.equal(clone.csc()[1], g.csc()[1])
+    assert g.to("cpu") is g
+    moved = g._map(lambda t: t.clone())
+    assert moved._derived == {} and torch.equal(moved.in_degrees(), g.in_degrees())
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_to_cuda_moves_every_tensor():
+    g = rand_graph(6, 10).build_structure()
+    g.ndata["feat"] = torch.randn(6, 2)
+    moved = g.to("cuda")
+    assert moved.src.is_cuda and moved.ndata["feat"].is_cuda and moved.csc()[0].is_cuda
+    assert edge_list(moved.to("cpu")) == edge_list(g)
