@@ -278,7 +278,7 @@ def read_graph_pack(path: str | os.PathLike, fmt: str, version: int,
     """
     path = Path(path)
     try:
-        with np.load(path, allow_pickle=False) as z:
+        with open(path, "rb") as f, np.load(f, allow_pickle=False) as z:  # closed on errors too
             arrays = {k: z[k] for k in z.files}
     except Exception as exc:  # truncated zip, garbage, pickled data, unreadable: all unusable
         raise PackError(f"{path} is not a readable graph file ({_short(exc)})") from exc

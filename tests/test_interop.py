@@ -202,7 +202,8 @@ def test_unreadable_pack_is_a_one_line_pack_error(tmp_path, damage):
 
         path.write_bytes(pickle.dumps({"format": "f", "version": 1}))
     else:
-        np.save(path.open("wb"), np.arange(3))
+        with path.open("wb") as f:
+            np.save(f, np.arange(3))
     with pytest.raises(PackError) as err:
         read_graph_pack(path, "f", 1)
     assert str(path) in str(err.value) and "\n" not in str(err.value)

@@ -1,8 +1,9 @@
-"""The reproduction tooling: sweep cells and resuming, tables, plots, the reference layer."""
+"""The reproduction tooling: sweep cells and resuming, tables, plots."""
 
 from __future__ import annotations
 
 import csv
+import io
 import json
 import sys
 from pathlib import Path
@@ -324,7 +325,7 @@ def test_make_tables_layout_values_marks_and_malformed_json(tmp_path, capsys):
     assert (out / "depth.md").is_file() and "L=16" in (out / "depth.md").read_text()
     assert (out / "tables.md").read_text().count("### ") == 4
 
-    records = list(csv.DictReader((out / "node.csv").open()))
+    records = list(csv.DictReader(io.StringIO((out / "node.csv").read_text())))
     rec = next(r for r in records if r["cell_id"] == "AUTOGCN_SBM_CLUSTER")
     assert rec["status"] == "ok" and float(rec["mean"]) == pytest.approx(0.741)
     assert float(rec["paper_mean"]) == 0.741 and float(rec["diff"]) == pytest.approx(0.0)

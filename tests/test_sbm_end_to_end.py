@@ -1,6 +1,7 @@
 """The SBM main script end to end on tiny generated data, and its handling of bad input."""
 
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -94,7 +95,7 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys, extra, messa
 
 
 def test_bad_config_key_in_file(tmp_path, capsys):
-    cfg = json.loads(open("configs/SBMs_node_clustering_AUTOGCN_CLUSTER.json").read())
+    cfg = json.loads(Path("configs/SBMs_node_clustering_AUTOGCN_CLUSTER.json").read_text())
     cfg["net_params"]["layers"] = 3
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(cfg))

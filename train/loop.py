@@ -117,7 +117,7 @@ class FullGraph:
         loss = self.task.loss(scores, self.labels[idx]) + _auxiliary_loss(model)
         loss.backward()
         optimizer.step()
-        return float(loss), _metrics(self.task, scores.detach(), self.labels[idx])
+        return float(loss.detach()), _metrics(self.task, scores.detach(), self.labels[idx])
 
     def evaluate(self, model: nn.Module, split: str) -> tuple[float, dict[str, float]] | None:
         return self.evaluate_splits(model, [split])[split]

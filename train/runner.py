@@ -192,10 +192,11 @@ def run_experiment(task: Task, cfg: dict[str, Any], command: list[str]) -> int:
     except BaseException as err:
         interrupted = isinstance(err, KeyboardInterrupt)
         record.finish("interrupted" if interrupted else "failed", error=repr(err))
-        log.removeHandler(file_log)
         raise
+    finally:
+        log.removeHandler(file_log)
+        file_log.close()
     record.finish("complete")
-    log.removeHandler(file_log)
     _log_summary(record.data, run_dir)
     return 0
 
