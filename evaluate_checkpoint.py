@@ -15,20 +15,27 @@ import sys
 
 from data.common import DataError
 from train.checkpoint import CheckpointError, load_checkpoint, model_from_checkpoint
-from train.config import ConfigError
+from train.cli import ArgumentParser
+from train.config import ConfigError, apply_overrides, validate
 from train.device import DeviceError, check_device, select_device
 from train.runner import load_data
 from train.tasks import task_for_dataset
 
 
 def evaluate_checkpoint(path: str, data_overrides: dict, use_gpu: bool = False) -> dict:
-    """Metrics of the checkpoint's weights on every available split."""
+    """Metrics of the checkpoint's weights on every available split.
+
+    The checkpoint's config is validated by today's schema (older option names become their
+    current ones) and the data options in ``data_overrides`` are checked like command-line
+    options. Nothing is written into a data folder.
+    """
     ckpt = load_checkpoint(path)
-    cfg = ckpt["config"]
-    cfg["data"].update({k: v for k, v in data_overrides.items() if v is not None})
+    overrides = {k: str(v) for k, v in data_overrides.items() if v is not None}
+    cfg = apply_overrides(validate(ckpt["config"], origin=f"{path} (its config)"), overrides)
+    ckpt["config"] = cfg
     task = task_for_dataset(cfg["dataset"])
     device = select_device(use_gpu, cfg["gpu"]["id"])
-    _, io, make_loop = load_data(task, cfg)
+    _, io, make_loop = load_data(task, cfg, write_data=False)
     check_device(device)
     model = model_from_checkpoint(ckpt, io).to(device)
     loop = make_loop(ckpt.get("run", 0), ckpt["seed"], device)
@@ -42,13 +49,13 @@ def evaluate_checkpoint(path: str, data_overrides: dict, use_gpu: bool = False) 
 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("checkpoint")
     parser.add_argument("--data_dir")
     parser.add_argument("--data_source")
     parser.add_argument("--cache_dir")
-    parser.add_argument("--max_graphs", type=int)
+    parser.add_argument("--max_graphs")
     parser.add_argument("--use_gpu", action="store_true")
     args = parser.parse_args(argv)
     overrides = {"data_dir": args.data_dir, "data_source": args.data_source,

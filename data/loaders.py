@@ -72,8 +72,11 @@ def default_data_dir(dataset: str) -> str:
     return os.path.join(DEFAULT_DATA_ROOT, dataset)
 
 
-def load_graph_dataset(dataset: str, data_cfg: dict[str, Any]) -> GraphDataset:
-    """Load a batched-graph dataset (SBM_*, ZINC, MNIST, CIFAR10) as the config says."""
+def load_graph_dataset(dataset: str, data_cfg: dict[str, Any],
+                       write_data: bool = True) -> GraphDataset:
+    """Load a batched-graph dataset (SBM_*, ZINC, MNIST, CIFAR10) as the config says.
+
+    ``write_data=False``: never write into a data folder (SBM files are not generated)."""
     if dataset not in GRAPH_SOURCES:
         raise DataError(f"unknown graph dataset {dataset!r}; valid: {', '.join(GRAPH_SOURCES)}")
     data_dir = data_cfg.get("data_dir") or default_data_dir(dataset)
@@ -87,7 +90,7 @@ def load_graph_dataset(dataset: str, data_cfg: dict[str, Any]) -> GraphDataset:
             raise DataError(f"sbm_variant {variant!r} exists only with data_source generate "
                             f"(got {source})")
         return load_sbm_dataset(dataset, data_dir, max_graphs=max_graphs, source=source,
-                                variant=variant)
+                                variant=variant, generate=write_data)
     if dataset == "ZINC":
         from data.molecules import load_zinc
 

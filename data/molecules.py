@@ -85,7 +85,12 @@ def _load_raw_split(folder: Path, split: str, max_graphs: int | None) -> GraphSp
         with open(path, "rb") as f:
             molecules = pickle.load(f)
     except Exception as exc:  # a truncated/foreign file: say which one
-        raise DataError(f"cannot unpickle {path}: {exc}") from exc
+        first = " ".join(str(exc).split())[:160]
+        raise DataError(f"cannot unpickle {path} ({type(exc).__name__}: {first})") from exc
+    if not isinstance(molecules, (list, tuple)):
+        raise DataError(f"{path} holds a {type(molecules).__name__}; expected a list of molecule "
+                        "dicts (num_atom, atom_type, bond_type, logP_SA_cycle_normalized), the "
+                        "benchmarking-gnns format")
     index_path = folder / f"{split}.index"
     if index_path.is_file():
         index = _read_index(index_path)
@@ -100,8 +105,9 @@ def _load_raw_split(folder: Path, split: str, max_graphs: int | None) -> GraphSp
     for i, mol in enumerate(molecules):
         try:
             g, y = molecule_to_graph(mol)
-        except (KeyError, TypeError, DataError) as exc:
-            raise DataError(f"{path}: molecule {i} is malformed ({exc})") from exc
+        except (KeyError, TypeError, ValueError, RuntimeError, DataError) as exc:
+            raise DataError(f"{path}: molecule {i} is malformed ({type(exc).__name__}: "
+                            f"{' '.join(str(exc).split())[:120]})") from exc
         graphs.append(g)
         labels.append(y)
     return GraphSplit(graphs, labels)

@@ -48,7 +48,7 @@ import pickle
 import sys
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -58,7 +58,7 @@ from torch import Tensor
 
 from data.common import DataError
 from data.graph import Graph
-from data.interop import MissingDependency, from_dgl, from_pyg, require_dgl, require_pyg
+from data.interop import from_dgl, from_pyg, require_dgl, require_pyg
 
 NODE_DATASETS = ("PUBMED", "SQUIRREL", "ARXIV_YEAR", "YELPCHI")
 # Which ``source`` values each dataset accepts (the first is the default).
@@ -97,6 +97,8 @@ class NodeDataset:
     num_classes: int
     fixed_splits: list[Split] | None = None
     info: dict = field(default_factory=dict)
+    # the source's edge list before symmetrisation (src -> dst as stored), for edge_direction
+    edges_as_given: tuple[Tensor, Tensor] | None = None
 
     @property
     def num_nodes(self) -> int:
@@ -245,21 +247,44 @@ def random_split(
     return tuple(torch.sort(p).values for p in parts)  # type: ignore[return-value]
 
 
-def get_split(ds: NodeDataset, run: int, seed: int, mode: str = "random") -> Split:
+def get_split(ds: NodeDataset, run: int, seed: int, mode: str = "random",
+              ratios: Sequence[float] | None = None) -> Split:
     """The split of one run.
 
-    ``"random"``: :func:`random_split` with the dataset's ratios (:data:`SPLIT_RATIOS`), seeded
-    by ``seed`` alone (the protocol draws one seed per run, so ``run`` is not mixed in).
-    ``"fixed"``: the published split ``fixed_splits[run % len(fixed_splits)]``.
+    ``"random"``: :func:`random_split` with ``ratios`` (train, val, test; default the dataset's,
+    :data:`SPLIT_RATIOS`), seeded by ``seed`` alone (the protocol draws one seed per run, so
+    ``run`` is not mixed in). ``"fixed"``: the published split ``fixed_splits[run %
+    len(fixed_splits)]`` (Squirrel's: the 10 geom-gcn 48/32/20 splits).
     """
     if mode == "random":
-        ratios = SPLIT_RATIOS.get(ds.name, SPLIT_RATIOS["SQUIRREL"])
+        ratios = tuple(ratios) if ratios else SPLIT_RATIOS.get(ds.name, SPLIT_RATIOS["SQUIRREL"])
         return random_split(ds.num_nodes, ratios, seed, ds.labels)
     if mode == "fixed":
         if not ds.fixed_splits:
             raise DataError(f"{ds.name} has no published fixed splits: use mode='random'")
         return ds.fixed_splits[run % len(ds.fixed_splits)]
     raise ValueError(f"unknown split mode {mode!r}: use 'random' or 'fixed'")
+
+
+EDGE_DIRECTIONS = ("symmetrised", "as_given")
+
+
+def with_edge_direction(ds: NodeDataset, direction: str = "symmetrised") -> NodeDataset:
+    """``ds`` on its symmetrised graph (the loaders' default: the paper calls these graphs
+    undirected) or on the source's edge list ``"as_given"`` — each stored edge ``u → v`` once
+    as stored, self-loops and repeats included, as the authors' release built it (in-degree
+    normalisation then leaves nodes without stored in-edges without messages)."""
+    if direction == "symmetrised":
+        return ds
+    if direction != "as_given":
+        raise ValueError(f"edge_direction must be one of {EDGE_DIRECTIONS}, got {direction!r}")
+    if ds.edges_as_given is None:
+        raise DataError(f"{ds.name}: this source does not keep its edge list as given")
+    g = Graph(*ds.edges_as_given, ds.num_nodes)
+    info = {**ds.info, "edge_direction": "as_given", "directed_edges": g.num_edges(),
+            "self_loops": int((g.src == g.dst).sum()),
+            "nodes_without_in_edges": int((g.in_degrees() == 0).sum())}
+    return replace(ds, graph=g, info=info)
 
 
 # --------------------------------------------------------------------------------------------
@@ -393,9 +418,9 @@ def _pubmed_from_pyg(data_dir: str | os.PathLike | None) -> dict:
 def load_pubmed(data_dir: str | os.PathLike | None, source: str = "raw") -> NodeDataset:
     """PubMed from the Planetoid raw files in ``data_dir`` (or ``data_dir/pubmed``).
 
-    ``source="raw"``: when the files are absent and DGL is installed, DGL's
-    ``PubmedGraphDataset`` downloads them into ``data_dir`` (``~/.dgl`` when None).
-    ``source="dgl"``: DGL's dataset directly; ``source="pyg"``: PyG's ``Planetoid``.
+    ``source="raw"``: the files only (a one-line error names them when absent);
+    ``source="dgl"``: DGL's ``PubmedGraphDataset`` (downloads); ``source="pyg"``: PyG's
+    ``Planetoid`` (downloads).
     """
     files = _planetoid_files("pubmed")
     folder = _find(data_dir, "pubmed", files) if source == "raw" else None
@@ -405,24 +430,18 @@ def load_pubmed(data_dir: str | os.PathLike | None, source: str = "raw") -> Node
         raw, where = _pubmed_from_pyg(data_dir), "torch_geometric.datasets.Planetoid"
     elif source == "dgl":
         raw, where = _pubmed_from_dgl(data_dir), "dgl.data.PubmedGraphDataset"
-    else:
-        missing = (f"PUBMED: missing {', '.join(files)} in {data_dir} (or its pubmed/ "
-                   "subfolder); copy the Planetoid raw files there")
-        try:
-            raw, where = _pubmed_from_dgl(data_dir), "dgl.data.PubmedGraphDataset"
-        except MissingDependency as exc:
-            raise DataError(f"{missing}, or let --data_source pyg (pip install "
-                            "torch_geometric) or the DGL profile (bash scripts/setup.sh --dgl) "
-                            "download them") from exc
-        except DataError as exc:
-            raise DataError(f"{missing}, or run with internet so that "
-                            "dgl.data.PubmedGraphDataset downloads them "
-                            f"({_short(exc.__cause__ or exc)})") from exc
+    else:  # raw files only: a download happens only where the data source asks for one
+        raise DataError(f"PUBMED: missing {', '.join(files)} in {data_dir} (or its pubmed/ "
+                        "subfolder); copy the Planetoid raw files there, or download them with "
+                        "--data_source pyg (pip install torch_geometric) or --data_source dgl "
+                        "(DGL profile: bash scripts/setup.sh --dgl)")
     n = raw["labels"].shape[0]
-    g, stats = build_graph(torch.from_numpy(raw["src"]), torch.from_numpy(raw["dst"]), n)
+    given = (torch.from_numpy(raw["src"]), torch.from_numpy(raw["dst"]))
+    g, stats = build_graph(*given, n)
     return NodeDataset(
         name="PUBMED",
         graph=g,
+        edges_as_given=given,
         features=to_torch_sparse(raw["features"]),
         labels=torch.from_numpy(raw["labels"]),
         num_classes=int(raw["num_classes"]),
@@ -454,6 +473,7 @@ def _squirrel_from_pyg(data_dir: str | os.PathLike | None) -> NodeDataset:
     g = from_pyg(data)
     n = g.num_nodes()
     graph, stats = build_graph(g.src, g.dst, n)
+    given = (g.src, g.dst)
     masks = [torch.as_tensor(m).reshape(n, -1).numpy().astype(bool)
              for m in (data.train_mask, data.val_mask, data.test_mask)]
     splits = [tuple(_index(m[:, i]) for m in masks) for i in range(masks[0].shape[1])]
@@ -461,6 +481,7 @@ def _squirrel_from_pyg(data_dir: str | os.PathLike | None) -> NodeDataset:
     return NodeDataset(
         name="SQUIRREL",
         graph=graph,
+        edges_as_given=given,
         features=to_torch_sparse(sp.csr_matrix(g.ndata["feat"].float().numpy())),
         labels=labels,
         num_classes=int(labels.max()) + 1,
@@ -496,7 +517,8 @@ def load_squirrel(data_dir: str | os.PathLike | None, source: str = "raw") -> No
         raise DataError(f"SQUIRREL: cannot read {folder / SQUIRREL_FILE}: {exc}") from exc
     n = x.shape[0]
     edges = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
-    g, stats = build_graph(torch.from_numpy(edges[:, 0]), torch.from_numpy(edges[:, 1]), n)
+    given = (torch.from_numpy(edges[:, 0]), torch.from_numpy(edges[:, 1]))
+    g, stats = build_graph(*given, n)
     masks = [np.atleast_2d(m) for m in masks]
     splits = [tuple(_index(m[i]) for m in masks) for i in range(masks[0].shape[0])]
 
@@ -513,6 +535,7 @@ def load_squirrel(data_dir: str | os.PathLike | None, source: str = "raw") -> No
     return NodeDataset(
         name="SQUIRREL",
         graph=g,
+        edges_as_given=given,
         features=to_torch_sparse(sp.csr_matrix(x)),
         labels=labels,
         num_classes=int(labels.max()) + 1,
@@ -571,10 +594,12 @@ def load_arxiv_year(data_dir: str | os.PathLike | None, num_classes: int = 5,
     n = int(graph["num_nodes"])
     edge_index = torch.as_tensor(np.asarray(graph["edge_index"]), dtype=torch.int64)
     g, stats = build_graph(edge_index[0], edge_index[1], n)
+    given = (edge_index[0], edge_index[1])
     labels = even_quantile_labels(np.asarray(graph["node_year"]).reshape(-1), num_classes)
     return NodeDataset(
         name="ARXIV_YEAR",
         graph=g,
+        edges_as_given=given,
         features=torch.as_tensor(np.asarray(graph["node_feat"]), dtype=torch.float32),
         labels=torch.from_numpy(labels),
         num_classes=num_classes,
@@ -609,6 +634,7 @@ def merge_relations(relations: Relations, num_nodes: int) -> tuple[Graph, dict]:
     dst = torch.cat(dsts) if dsts else torch.zeros(0, dtype=torch.int64)
     g, stats = build_graph(src, dst, num_nodes)
     stats["relations"] = {name: int(s.numel()) for name, s in zip(relations, srcs, strict=True)}
+    stats["edges_as_given"] = (src, dst)
     return g, stats
 
 
@@ -652,8 +678,8 @@ def _yelpchi_from_dgl(data_dir: str | os.PathLike | None) -> dict:
 def load_yelpchi(data_dir: str | os.PathLike | None, source: str = "raw") -> NodeDataset:
     """YelpChi from ``YelpChi.mat`` in ``data_dir`` (or ``data_dir/yelp``), read with scipy.
 
-    ``source="raw"``: when the file is absent and DGL is installed, ``dgl.data.FraudYelpDataset``
-    downloads it into ``data_dir``; ``source="dgl"``: DGL's dataset directly. The three review
+    ``source="raw"``: the file only (a one-line error when absent); ``source="dgl"``:
+    ``dgl.data.FraudYelpDataset`` (downloads into ``data_dir``). The three review
     relations (R-U-R, R-T-R, R-S-R) are merged into one graph. The 32 features are kept raw, as
     LINKX does (no normalisation). LINKX's ``yelp-chi-splits.npy`` is used as ``fixed_splits``
     when present in ``data_dir`` (or ``data_dir/splits``).
@@ -663,20 +689,16 @@ def load_yelpchi(data_dir: str | os.PathLike | None, source: str = "raw") -> Nod
         raw, where = read_yelpchi_mat(folder / "YelpChi.mat"), str(folder / "YelpChi.mat")
     elif source == "dgl":
         raw, where = _yelpchi_from_dgl(data_dir), "dgl.data.FraudYelpDataset"
-    else:
-        missing = f"YELPCHI: no YelpChi.mat in {data_dir} (or its yelp/ subfolder)"
-        try:
-            raw, where = _yelpchi_from_dgl(data_dir), "dgl.data.FraudYelpDataset"
-        except MissingDependency as exc:
-            raise DataError(f"{missing}; copy it there, or let the DGL profile "
-                            "(bash scripts/setup.sh --dgl) download it") from exc
-        except DataError as exc:
-            raise DataError(f"{missing} and dgl.data.FraudYelpDataset could not download it "
-                            f"({_short(exc.__cause__ or exc)})") from exc
+    else:  # raw files only: a download happens only where the data source asks for one
+        raise DataError(f"YELPCHI: no YelpChi.mat in {data_dir} (or its yelp/ subfolder); copy "
+                        "it there, or download it with --data_source dgl (DGL profile: bash "
+                        "scripts/setup.sh --dgl)")
     g, stats = merge_relations(raw["relations"], raw["num_nodes"])
+    given = stats.pop("edges_as_given")
     return NodeDataset(
         name="YELPCHI",
         graph=g,
+        edges_as_given=given,
         features=raw["features"],
         labels=raw["labels"],
         num_classes=2,

@@ -16,10 +16,21 @@ int64 of shape ``(N,)``); there are no edge features (no net reads them).
   ``[5, 35)``), its own random graph (edge probability 0.5) and fixed features; every pattern node
   links to every community node with probability 0.5; pattern nodes have label 1. Each instance
   yields 100/20/20 train/val/test graphs (10000/2000/2000). ``in_dim`` 3, 2 classes.
-* ``SBM_PATTERN`` with ``variant="PATTERN_EASY"``: the earlier notebook variant (q=0.2 and one
-  fixed 20-node pattern shared by every graph). It matches the published *edge* statistic
-  (~4.75k directed edges) but is far easier than the published data (AutoGCN reaches ~97% after
-  one epoch on it against ~84% after five epochs on the final settings), so it is not the default.
+* ``SBM_PATTERN`` generator variants (``variant=``, the config's ``sbm_variant``), named by their
+  parameters; everything not named is as above:
+
+  ==================  ==========================================================================
+  (default)           ``q35-size5to34``: q=0.35, 100 patterns of 5-34 nodes (the notebook's
+                      final settings; alias ``final``)
+  ``q20-size20``      q=0.2, 100 patterns of exactly 20 nodes, each with its own graph and
+                      features (the notebook's earlier settings; alias ``early``)
+  ``q35-size20``      q=0.35, 100 patterns of 20 nodes (how DGL's documentation describes its
+                      downloadable PATTERN)
+  ``q20-one-pattern`` q=0.2, one 20-node pattern shared by every graph (this project's earlier
+                      ``PATTERN_EASY``, an alias; no notebook had it)
+  ==================  ==========================================================================
+
+  Their statistics and difficulty are measured in ``docs/data.md``.
 
 Determinism: the notebooks fixed no seed, so only statistics can match the published data. Here
 graph ``i`` of a split is drawn from its own generator ``default_rng([seed, stream, split, i])``
@@ -92,7 +103,10 @@ from data.interop import (
 logger = logging.getLogger(__name__)
 
 SBM_NAMES = ("SBM_CLUSTER", "SBM_PATTERN")
-SBM_VARIANTS = ("PATTERN_EASY",)
+DEFAULT_VARIANT = "q35-size5to34"
+SBM_VARIANTS = (DEFAULT_VARIANT, "q20-size20", "q35-size20", "q20-one-pattern")
+SBM_VARIANT_ALIASES = {"final": DEFAULT_VARIANT, "early": "q20-size20",
+                       "PATTERN_EASY": "q20-one-pattern"}
 SPLITS = ("train", "val", "test")
 DEFAULT_SEED = 0
 # Bump when the generator changes in a way that changes the graphs for a given seed: files with
@@ -148,9 +162,17 @@ _CONFIGS: dict[tuple[str, str | None], SBMConfig] = {
         "SBM_PATTERN", None, stream=2, n_communities=5, p=0.5, q=0.35, vocab_size=3,
         num_classes=2, split_sizes=(10000, 2000, 2000), n_patterns=100,
     ),
-    ("SBM_PATTERN", "PATTERN_EASY"): SBMConfig(
-        "SBM_PATTERN", "PATTERN_EASY", stream=3, n_communities=5, p=0.5, q=0.2, vocab_size=3,
+    ("SBM_PATTERN", "q20-one-pattern"): SBMConfig(
+        "SBM_PATTERN", "q20-one-pattern", stream=3, n_communities=5, p=0.5, q=0.2, vocab_size=3,
         num_classes=2, split_sizes=(10000, 2000, 2000), n_patterns=1, pattern_size=20,
+    ),
+    ("SBM_PATTERN", "q20-size20"): SBMConfig(
+        "SBM_PATTERN", "q20-size20", stream=4, n_communities=5, p=0.5, q=0.2, vocab_size=3,
+        num_classes=2, split_sizes=(10000, 2000, 2000), n_patterns=100, pattern_size=20,
+    ),
+    ("SBM_PATTERN", "q35-size20"): SBMConfig(
+        "SBM_PATTERN", "q35-size20", stream=5, n_communities=5, p=0.5, q=0.35, vocab_size=3,
+        num_classes=2, split_sizes=(10000, 2000, 2000), n_patterns=100, pattern_size=20,
     ),
 }
 
@@ -159,9 +181,12 @@ def sbm_config(name: str, variant: str | None = None) -> SBMConfig:
     """The generation parameters of ``name`` (and ``variant``); ValueError for unknown ones."""
     if name not in SBM_NAMES:
         raise ValueError(f"unknown SBM dataset {name!r}; valid names: {', '.join(SBM_NAMES)}")
+    variant = SBM_VARIANT_ALIASES.get(variant, variant)
     if variant is not None and variant not in SBM_VARIANTS:
-        raise ValueError(f"unknown SBM variant {variant!r}; valid variants: None, "
+        raise ValueError(f"unknown SBM variant {variant!r}; valid variants: "
                          f"{', '.join(SBM_VARIANTS)} (SBM_PATTERN only)")
+    if variant == DEFAULT_VARIANT:
+        variant = None  # the default's files and streams keep their names
     key = (name, variant)
     if key not in _CONFIGS:
         raise ValueError(f"variant {variant!r} does not exist for {name}")
@@ -498,14 +523,16 @@ def _generate_and_save(root: Path, cfg: SBMConfig, seed: int, first: int | None,
 
 def load_sbm_dataset(name: str, data_dir: str | os.PathLike, max_graphs: int | None = None,
                      source: str = "generate", seed: int = DEFAULT_SEED,
-                     variant: str | None = None, progress: bool = True) -> GraphDataset:
+                     variant: str | None = None, progress: bool = True,
+                     generate: bool = True) -> GraphDataset:
     """SBM_CLUSTER or SBM_PATTERN as a :class:`GraphDataset` (labels = per-node classes).
 
     ``source="generate"`` loads the files under ``data_dir`` or generates (and saves) them on
     first use; ``max_graphs`` keeps the first ``N`` graphs per split, generating only those when
     the full files are absent. ``source="dgl"`` converts DGL's copy of the published data (DGL
     profile), ``source="pyg"`` PyG's ``GNNBenchmarkDataset`` (needs torch_geometric); both
-    download once (internet) and ignore ``seed`` and ``variant``.
+    download once (internet) and ignore ``seed`` and ``variant``. ``generate=False`` only reads:
+    missing files are a :class:`DataError` and nothing is written (checkpoint evaluation).
     """
     cfg = sbm_config(name, variant)
     seed = _check_seed(seed)
@@ -517,20 +544,22 @@ def load_sbm_dataset(name: str, data_dir: str | os.PathLike, max_graphs: int | N
     if source != "generate" and variant is not None:
         raise ValueError(f"variant {variant!r} only exists with source='generate'")
     data_dir = Path(data_dir)
-    try:
-        data_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise DataError(f"cannot create the data directory {data_dir}: {exc}") from exc
+    if generate:
+        try:
+            data_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise DataError(f"cannot create the data directory {data_dir}: {exc}") from exc
     if source == "dgl":
         return _load_from_dgl(cfg, data_dir, max_graphs, progress)
     if source == "pyg":
         return _load_from_pyg(cfg, data_dir, max_graphs, progress)
 
     root = data_dir / (cfg.dirname if seed == DEFAULT_SEED else f"{cfg.dirname}_seed{seed}")
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise DataError(f"cannot create the data directory {root}: {exc}") from exc
+    if generate:
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise DataError(f"cannot create the data directory {root}: {exc}") from exc
 
     meta, why = _read_meta(root, cfg, seed, None)
     first: int | None = None
@@ -538,6 +567,11 @@ def load_sbm_dataset(name: str, data_dir: str | os.PathLike, max_graphs: int | N
             and max_graphs < max(cfg.split_sizes):
         first = int(max_graphs)  # quick path: only a prefix, in its own files
         meta, why = _read_meta(root, cfg, seed, first)
+    if meta is None and not generate:
+        raise DataError(f"no usable {cfg.dirname} files in {root} ({why or 'none there'}) and "
+                        "this command does not generate data: point --data_dir at the folder "
+                        "the run used, or generate them with python -m data.sbm --name "
+                        f"{cfg.name} --data_dir {data_dir}")
     if meta is None:
         if why is not None:
             logger.warning("%s: the SBM files are %s; regenerating them in the current format "
@@ -661,7 +695,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--data_dir", required=True)
     parser.add_argument("--max_graphs", type=int, default=None)
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
-    parser.add_argument("--variant", default=None, choices=SBM_VARIANTS)
+    parser.add_argument("--variant", default=None,
+                        choices=SBM_VARIANTS + tuple(SBM_VARIANT_ALIASES))
     parser.add_argument("--source", "--data_source", default="generate", choices=SOURCES)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")

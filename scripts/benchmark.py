@@ -37,6 +37,7 @@ from torch import nn
 from data.common import GraphSplit, collate_graphs
 from nets.gnn_net import NetIO
 from nets.registry import build_net, count_parameters, uses_self_loops
+from train.cli import ArgumentParser
 from train.config import load_config
 from train.tasks import SBM, SUPERPIXELS, ZINC, Task
 
@@ -233,7 +234,7 @@ def run_dataset(dataset: str, args: argparse.Namespace, device: torch.device) ->
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--datasets", default="SBM_CLUSTER,ZINC,MNIST",
                         help="comma-separated: SBM_CLUSTER, ZINC, MNIST")
     parser.add_argument("--graphs", type=int, default=256, help="training graphs per dataset")

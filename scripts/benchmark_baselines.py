@@ -13,7 +13,6 @@ generated in memory, and the first ``--graphs`` molecules of ZINC's ``val.pickle
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import time
@@ -23,6 +22,7 @@ import torch
 from data.common import GraphDataset
 from nets.gnn_net import NetIO
 from nets.registry import build_net, uses_self_loops
+from train.cli import ArgumentParser
 from train.config import load_config
 from train.loop import GraphBatches
 from train.tasks import SBM, ZINC, Task
@@ -77,7 +77,7 @@ def epoch_seconds(model: str, dataset: str, ds: GraphDataset, io: NetIO, task: T
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--epochs", type=int, default=3, help="timed epochs per model")
     parser.add_argument("--graphs", type=int, default=256, help="graphs per dataset")
     parser.add_argument("--datasets", nargs="+", default=list(CONFIG), choices=list(CONFIG))

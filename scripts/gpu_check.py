@@ -24,7 +24,6 @@ The checks are also collected by ``tests/test_gpu.py`` (skipped where CUDA is ab
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import itertools
 import json
@@ -36,6 +35,8 @@ import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
+
+from train.cli import ArgumentParser
 
 ROOT = Path(__file__).resolve().parent.parent
 REQUIRED = {"torch": "torch", "numpy": "numpy", "scipy": "scipy", "yaml": "pyyaml",
@@ -351,7 +352,7 @@ def check_benchmark(tmp: Path) -> str:
 
 # ----------------------------------------------------------------------------------- driver
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true",
                         help="only the in-process checks (no main scripts, sweep, benchmark)")
     args = parser.parse_args(argv)

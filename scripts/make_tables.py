@@ -22,7 +22,6 @@ or foreign JSON files are reported on stderr and skipped; this script never stop
 
 from __future__ import annotations
 
-import argparse
 import csv
 import io
 import math
@@ -44,6 +43,7 @@ from scripts.sweep import (
     read_results,
     resolve,
 )
+from train.cli import ArgumentParser
 
 EXPECTED_RUNS = 5
 PUBLISHED = TABLES_DIR / "published.yaml"
@@ -120,7 +120,7 @@ def cell_result(cell: Cell, folder: Path, metric: str, runs: int) -> CellResult:
     status = str(data.get("status", "unknown"))
     if status == "complete":
         state = "ok" if n >= runs else "partial"
-    elif status in ("running", "interrupted", "failed"):
+    elif status in ("running", "interrupted", "failed", "diverged", "killed"):
         state = status
     else:
         state = "unknown"
@@ -196,7 +196,8 @@ def fmt_value(res: CellResult, col: dict, expected_runs: int) -> str:
         if res.params is not None:
             text += f" ({res.params})"
     mark = {"partial": "partial", "running": "running", "interrupted": "interrupted",
-            "failed": "failed", "unknown": "unknown status"}.get(res.state)
+            "failed": "failed", "diverged": "diverged", "killed": "killed",
+            "unknown": "unknown status"}.get(res.state)
     if mark:
         count = f" {res.runs}/{expected_runs}" if res.state != "failed" or res.runs else ""
         text = f"{text} *{mark}{count}*".strip()
@@ -384,7 +385,7 @@ def make_tables(results_root: str | os.PathLike, out_dir: str | os.PathLike | No
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--results", default="out/reproduce", help="the sweep's --out_root")
     p.add_argument("--out", default="tables", help="folder for the .md and .csv files")
     p.add_argument("--tables", default=",".join(TABLES), help="comma-separated table names")

@@ -12,7 +12,6 @@ cells are left out. Headless (matplotlib's Agg backend).
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from pathlib import Path
@@ -20,6 +19,7 @@ from pathlib import Path
 from scripts.make_tables import EXPECTED_RUNS, CellResult, cell_result, column_metric
 from scripts.plot_filters import pyplot
 from scripts.sweep import load_table, resolve
+from train.cli import ArgumentParser
 
 STYLE = {"AUTOGCN": ("AutoGCN", "tab:blue", "o"), "GCN": ("GCN", "tab:orange", "s")}
 YLABEL = {"acc": "test accuracy", "acc_release": "test accuracy (release)", "mae": "test MAE"}
@@ -97,7 +97,7 @@ def plot_depth(results: str | os.PathLike = "out/reproduce/depth",
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--results", default="out/reproduce/depth",
                    help="the depth results folder (or the sweep's --out_root)")
     p.add_argument("--out", default="depth.png")

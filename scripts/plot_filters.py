@@ -12,7 +12,6 @@ Laplacian), from ``layer.frequency_response`` — one curve per filter (and bank
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import sys
@@ -26,6 +25,7 @@ from train.checkpoint import (
     load_checkpoint,
     model_from_checkpoint,
 )
+from train.cli import ArgumentParser
 
 COLOURS = {"low": "tab:blue", "mid": "tab:green", "high": "tab:red"}
 NAMES = {"low": "low-pass", "mid": "middle (band-stop/-pass)", "high": "high-pass"}
@@ -104,7 +104,7 @@ def plot_filters(checkpoint: str | os.PathLike, out: str | os.PathLike | None = 
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("checkpoint", help="a .pt checkpoint written by a main script")
     p.add_argument("--out", default=None,
                    help="PNG to write (default: <checkpoint>_filters.png next to it)")

@@ -41,6 +41,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from train.cli import ArgumentParser
+from train.results import refresh_status
+
 ROOT = Path(__file__).resolve().parent.parent
 TABLES_DIR = Path(__file__).resolve().parent / "tables"
 TABLES = ("node", "heterophily", "graph", "ablation", "depth")
@@ -52,6 +55,14 @@ _IGNORED_OPTIONS = ("--gpu_id", "--use_gpu", "--out_dir", "--data_dir", "--cache
 
 class SweepError(ValueError):
     """A problem with a table file or the command line, with a message saying what."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM to the sweep: forwarded to the running cells, then handled like Ctrl-C."""
+
+
+def _on_sigterm(signum, frame) -> None:
+    raise Terminated()
 
 
 @dataclass
@@ -247,7 +258,8 @@ def signature(args: Sequence[str]) -> list[str]:
 # ------------------------------------------------------------------------------- results
 def read_results(folder: Path) -> tuple[list[tuple[Path, dict]], list[str]]:
     """Every readable ``*/results.json`` below ``folder`` (one level, or the folder itself);
-    problems (malformed JSON, not a mapping) are returned as messages, never raised."""
+    problems (malformed JSON, not a mapping) are returned as messages, never raised. A
+    ``running`` result whose process is gone is marked ``killed`` (:func:`refresh_status`)."""
     found, problems = [], []
     if not folder.is_dir():
         return found, problems
@@ -263,7 +275,7 @@ def read_results(folder: Path) -> tuple[list[tuple[Path, dict]], list[str]]:
         if not isinstance(data, dict) or not isinstance(data.get("runs", []), list):
             problems.append(f"{path}: not a results file (expected an object with 'runs')")
             continue
-        found.append((path, data))
+        found.append((path, refresh_status(path, data)))
     return found, problems
 
 
@@ -291,7 +303,8 @@ def matches(data: dict, cmd: Sequence[str] | None) -> bool:
 def cell_state(folder: Path, runs: int = DEFAULT_RUNS, cmd: Sequence[str] | None = None
                ) -> tuple[str, Path | None]:
     """``complete`` (skip it), ``partial``, ``running``, ``interrupted``, ``failed``,
-    ``stale`` (complete but with other arguments) or ``missing``, and the result file."""
+    ``diverged``, ``killed``, ``stale`` (complete but with other arguments) or ``missing``, and
+    the result file."""
     results, _ = read_results(folder)
     if not results:
         return "missing", None
@@ -365,9 +378,11 @@ def run_cells(jobs: list[tuple[Cell, Path, Any]],
         while any(t.is_alive() for t in threads):
             for t in threads:
                 t.join(timeout=0.5)
-    except KeyboardInterrupt:
-        # The children share our terminal's process group and got the same SIGINT; they record
-        # their finished runs as "interrupted". Remind the ones still alive, then wait for them.
+    except KeyboardInterrupt as err:
+        # Ctrl-C: the children share our terminal's process group and got the same SIGINT.
+        # SIGTERM (kill, a Slurm time limit) reached this process only: pass it on. Either way
+        # the cells record their finished runs as "interrupted"; wait for them.
+        forward = signal.SIGTERM if isinstance(err, Terminated) else signal.SIGINT
         print("interrupted: waiting for the running cells to save their results", flush=True)
         while not work.empty():
             work.get_nowait()
@@ -375,7 +390,7 @@ def run_cells(jobs: list[tuple[Cell, Path, Any]],
             alive = list(procs.values())
         for p in alive:
             if p.poll() is None:
-                p.send_signal(signal.SIGINT)
+                p.send_signal(forward)
         for p in alive:
             try:
                 p.wait(timeout=60)
@@ -400,7 +415,7 @@ def parse_data_dirs(items: Sequence[str]) -> dict[str, str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         description="Run the cells of a table of the AutoGCN paper (see scripts/tables/).",
         epilog="Arguments after -- are passed to every cell, e.g. -- --epochs 2 --max_graphs 100")
     p.add_argument("table", help=f"one of {', '.join(TABLES)}, or a table YAML file")
@@ -519,10 +534,13 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"{'GPU ' + ','.join(d for d in devices if d) if args.gpus else 'CPU'} "
           f"({len(devices)} at a time), results in {resolve(args.out_root) / table.name}",
           flush=True)
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         codes = run_cells(todo, make_cmd, devices, env)
-    except KeyboardInterrupt:
-        return 130
+    except KeyboardInterrupt as err:
+        return 143 if isinstance(err, Terminated) else 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     failed = [cid for cid, code in codes.items() if code != 0]
     print(f"{table.name}: {len(codes) - len(failed)} cell(s) done, {len(failed)} failed"
           + (f": {', '.join(failed)}" if failed else ""))

@@ -33,6 +33,7 @@ from data.node_datasets import (
     main,
     merge_relations,
     random_split,
+    with_edge_direction,
 )
 
 SQUIRREL_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "squirrel"
@@ -172,8 +173,7 @@ def _dgl_pubmed_graph(dgl):
     return g
 
 
-@pytest.mark.parametrize("source", ["raw", "dgl"])
-def test_pubmed_dgl_fallback_conversion(monkeypatch, tmp_path, source) -> None:
+def test_pubmed_dgl_source_conversion(monkeypatch, tmp_path) -> None:
     dgl = pytest.importorskip("dgl", reason="DGL's PubMed download needs the DGL profile")
     n = 5
     g = _dgl_pubmed_graph(dgl)
@@ -186,15 +186,53 @@ def test_pubmed_dgl_fallback_conversion(monkeypatch, tmp_path, source) -> None:
             return g
 
     monkeypatch.setattr(dgl.data, "PubmedGraphDataset", FakePubmed)
-    if source == "dgl":  # the raw files are ignored with source="dgl"
-        write_planetoid(tmp_path)
-    ds = load_node_dataset("PUBMED", tmp_path if source == "dgl" else None, source=source)
+    write_planetoid(tmp_path)  # the raw files are ignored with source="dgl"
+    ds = load_node_dataset("PUBMED", tmp_path, source="dgl")
     check_graph(ds.graph, n)
     assert edge_set(ds.graph) == {(0, 1), (1, 0), (2, 4), (4, 2)}
     assert ds.features.is_sparse
     assert torch.equal(ds.features.to_dense(), g.ndata["feat"])
     assert [t.tolist() for t in ds.fixed_splits[0]] == [[0, 1], [2], [3, 4]]
     assert ds.info["source"] == "dgl.data.PubmedGraphDataset"
+
+
+@pytest.mark.parametrize("name", ["PUBMED", "YELPCHI"])
+def test_missing_raw_files_never_start_a_download(monkeypatch, tmp_path, name) -> None:
+    """Raw files absent: one line naming them and the sources that download; no download."""
+    calls = []
+    dgl_module = types.ModuleType("dgl")
+    dgl_module.data = types.SimpleNamespace(
+        PubmedGraphDataset=lambda *a, **k: calls.append("pubmed"),
+        FraudYelpDataset=lambda *a, **k: calls.append("yelp"))
+    monkeypatch.setitem(sys.modules, "dgl", dgl_module)
+    with pytest.raises(DataError) as err:
+        load_node_dataset(name, tmp_path / "empty")
+    msg = str(err.value)
+    assert "\n" not in msg and "--data_source dgl" in msg and calls == []
+    assert ("ind.pubmed.graph" if name == "PUBMED" else "YelpChi.mat") in msg
+
+
+def test_edge_direction_as_given_keeps_the_stored_edges(tmp_path) -> None:
+    write_squirrel(tmp_path)
+    ds = load_node_dataset("SQUIRREL", tmp_path)
+    given = with_edge_direction(ds, "as_given")
+    stored = np.load(tmp_path / "squirrel_directed.npz")["edges"]
+    assert sorted(zip(given.graph.src.tolist(), given.graph.dst.tolist(), strict=True)) == \
+        sorted(map(tuple, stored.tolist()))  # as stored: loops and repeats kept, no reverses
+    assert given.info["nodes_without_in_edges"] == int((given.graph.in_degrees() == 0).sum())
+    assert with_edge_direction(ds, "symmetrised") is ds
+    with pytest.raises(ValueError, match="edge_direction"):
+        with_edge_direction(ds, "reversed")
+
+
+def test_split_ratio_option() -> None:
+    labels = torch.zeros(100, dtype=torch.long)
+    fake = types.SimpleNamespace(name="SQUIRREL", num_nodes=100, labels=labels,
+                                 fixed_splits=None)
+    sizes = [t.numel() for t in get_split(fake, 0, 1)]
+    assert sizes == [50, 25, 25]  # LINKX's 2:1:1 by default
+    sizes = [t.numel() for t in get_split(fake, 0, 1, ratios=(0.6, 0.2, 0.2))]
+    assert sizes == [60, 20, 20]  # the release's 60/20/20
 
 
 def _fake_pyg_datasets(monkeypatch, **classes) -> list:

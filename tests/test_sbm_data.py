@@ -175,10 +175,10 @@ def test_pattern_instances_are_fixed_and_distinct(pattern_split):
     assert min(sizes) >= 5 and max(sizes) < 35 and len(set(sizes)) > 20
 
 
-def test_pattern_easy_variant():
-    split = generate_sbm_split("SBM_PATTERN", "train", 60, variant="PATTERN_EASY")
-    cfg = sbm_config("SBM_PATTERN", "PATTERN_EASY")
-    assert cfg.q == 0.2
+def test_one_pattern_variant():
+    split = generate_sbm_split("SBM_PATTERN", "train", 60, variant="PATTERN_EASY")  # old name
+    cfg = sbm_config("SBM_PATTERN", "q20-one-pattern")
+    assert cfg.q == 0.2 and cfg is sbm_config("SBM_PATTERN", "PATTERN_EASY")
     adj0, feat0 = pattern_instance(cfg, 0, 0)
     for g, y in split:
         check_basic_format(g, y)
@@ -188,6 +188,23 @@ def test_pattern_easy_variant():
         assert sorted(a.sum(1).tolist()) == sorted(adj0.sum(1).tolist())
     with pytest.raises(ValueError):
         sbm_config("SBM_CLUSTER", "PATTERN_EASY")
+
+
+@pytest.mark.parametrize("variant,q,size", [("q20-size20", 0.2, 20), ("q35-size20", 0.35, 20)])
+def test_hundred_pattern_variants(variant, q, size):
+    """100 patterns of ``size`` nodes, each with its own graph; q between communities."""
+    cfg = sbm_config("SBM_PATTERN", variant)
+    assert (cfg.q, cfg.pattern_size, cfg.n_patterns) == (q, size, 100)
+    split = generate_sbm_split("SBM_PATTERN", "train", 200, variant=variant)
+    instances = set()
+    for i, (g, y) in enumerate(split):
+        check_basic_format(g, y)
+        assert int((y == 1).sum()) == size
+        adj0, _ = pattern_instance(cfg, 0, i % 100)
+        instances.add(adj0.tobytes())
+    assert len(instances) > 90  # the patterns differ (one shared pattern would give 1)
+    default = sbm_config("SBM_PATTERN", "q35-size5to34")
+    assert default is sbm_config("SBM_PATTERN") is sbm_config("SBM_PATTERN", "final")
 
 
 # ------------------------------------------------------------------------------------------
@@ -393,10 +410,10 @@ def test_seed_gets_its_own_folder(tmp_path):
     assert (tmp_path / "SBM_CLUSTER_seed7" / "meta_first2.json").exists()
     ref = generate_sbm_split("SBM_CLUSTER", "train", 2, seed=7)
     assert all(same_graph(g, h) for g, h in zip(ds.train.graphs, ref.graphs, strict=True))
-    easy = load_sbm_dataset("SBM_PATTERN", tmp_path, max_graphs=2, variant="PATTERN_EASY",
+    easy = load_sbm_dataset("SBM_PATTERN", tmp_path, max_graphs=2, variant="q20-one-pattern",
                             progress=False)
-    assert (tmp_path / "SBM_PATTERN_PATTERN_EASY" / "meta_first2.json").exists()
-    assert easy.name == "SBM_PATTERN_PATTERN_EASY"
+    assert (tmp_path / "SBM_PATTERN_q20-one-pattern" / "meta_first2.json").exists()
+    assert easy.name == "SBM_PATTERN_q20-one-pattern"
 
 
 def test_bad_arguments(tmp_path):

@@ -22,6 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from data.node_datasets import EDGE_DIRECTIONS
+from data.sbm import SBM_VARIANT_ALIASES, SBM_VARIANTS
 from layers.ap_layer import AP_MODE_ALIASES, AP_MODES
 from layers.autogcn_layer import FILTERS, GATE_ALIASES, GATES, MODES
 from layers.gin_layer import AGGREGATORS as GIN_AGGREGATORS
@@ -157,7 +159,15 @@ SCHEMA: dict[str, dict[str, Field]] = {
                                      "the CPU, up to 4 on a GPU)", 0),
         "split": _choice("random", "single-graph node tasks: a random split per run, or the "
                                    "published fixed splits", ("random", "fixed")),
-        "sbm_variant": Field((str,), None, "SBM_PATTERN generator variant"),
+        "split_ratio": Field((list, str), None, "single-graph node tasks: train,val,test "
+                             "fractions of the random split, e.g. 0.6,0.2,0.2 (default: 60/20/20 "
+                             "PubMed, 2:1:1 the others)"),
+        "edge_direction": _choice("symmetrised", "single-graph node tasks: the symmetrised "
+                                                 "graph, or the source's edge list as_given "
+                                                 "(the release)", EDGE_DIRECTIONS),
+        "sbm_variant": _choice(None, "SBM_PATTERN generator variant (data/sbm.py; default the "
+                                     "notebook's final settings)", SBM_VARIANTS,
+                               SBM_VARIANT_ALIASES),
     },
 }
 TOP_LEVEL: dict[str, Field] = {
@@ -227,6 +237,19 @@ def _normalise(cfg: dict[str, Any]) -> None:
         raise ConfigError(f"net_params.filters: distinct names from {', '.join(FILTERS)}; "
                           f"got {filters!r}")
     net["filters"] = list(filters)
+    ratio = cfg["data"]["split_ratio"]
+    if ratio is not None:
+        parts = ratio.replace("/", ",").split(",") if isinstance(ratio, str) else ratio
+        try:
+            values = [float(x) for x in parts]
+        except (TypeError, ValueError):
+            values = []
+        if len(values) == 3 and max(values) > 1:  # percentages, e.g. 60/20/20
+            values = [v / 100 for v in values]
+        if len(values) != 3 or min(values) < 0 or abs(sum(values) - 1) > 1e-6:
+            raise ConfigError(f"data.split_ratio: three non-negative fractions summing to 1 "
+                              f"(e.g. 0.6,0.2,0.2 or 60/20/20), got {ratio!r}")
+        cfg["data"]["split_ratio"] = values
 
 
 def validate(raw: Mapping[str, Any], origin: str = "config") -> dict[str, Any]:

@@ -3,14 +3,18 @@
 Each experiment gets its own folder ``<out_dir>/<MODEL>_<DATASET>_<timestamp>[_<n>]`` holding
 ``config.json``, ``results.json`` (machine-readable), ``results.txt`` (human-readable),
 ``train.log``, ``logs/`` (tensorboard) and ``checkpoints/``. Result files are rewritten
-atomically after every finished run, so a crash or an interrupt leaves the runs done so far
-readable, with ``status`` saying how the experiment ended.
+atomically after every finished run (and ``results.json`` after every epoch, as a heartbeat), so
+a crash or an interrupt leaves the runs done so far readable, with ``status`` saying how the
+experiment ended: ``running``, ``complete``, ``interrupted`` (Ctrl-C, SIGTERM), ``diverged`` (a
+non-finite loss), ``failed`` (an error) or ``killed`` (the process died without saying so —
+SIGKILL, a node failure — detected later by :func:`refresh_status`).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import socket
 import time
 from pathlib import Path
 from typing import Any
@@ -18,10 +22,33 @@ from typing import Any
 import numpy as np
 
 
+class OutputError(ValueError):
+    """The output folder cannot be written; the message names it and says why."""
+
+
+def check_out_dir(out_dir: str | os.PathLike) -> Path:
+    """:class:`OutputError` unless run folders can be created in ``out_dir`` (nothing is
+    written: the check looks at the nearest existing folder on the way)."""
+    base = Path(out_dir)
+    existing = base
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        where = f"out_dir {base}" if existing == base else f"out_dir {base}: {existing}"
+        raise OutputError(f"{where} is a file, not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        where = "" if existing == base else f" (its folder {existing} is not writable)"
+        raise OutputError(f"out_dir {base} is not writable{where}")
+    return base
+
+
 def make_run_dir(out_dir: str | os.PathLike, model: str, dataset: str) -> Path:
     """Create a fresh, uniquely named folder for one experiment."""
-    base = Path(out_dir)
-    base.mkdir(parents=True, exist_ok=True)
+    base = check_out_dir(out_dir)
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise OutputError(f"cannot create out_dir {base}: {err.strerror or err}") from None
     stamp = time.strftime("%Y%m%d-%H%M%S")
     for n in range(1000):
         path = base / (f"{model}_{dataset}_{stamp}" + (f"_{n}" if n else ""))
@@ -29,6 +56,9 @@ def make_run_dir(out_dir: str | os.PathLike, model: str, dataset: str) -> Path:
             path.mkdir()  # atomic: fails if another process created it first
         except FileExistsError:
             continue
+        except OSError as err:
+            raise OutputError(f"cannot create a run folder in {base}: "
+                              f"{err.strerror or err}") from None
         (path / "logs").mkdir()
         (path / "checkpoints").mkdir()
         return path
@@ -67,8 +97,15 @@ class ExperimentRecord:
 
     def __init__(self, run_dir: Path, header: dict[str, Any]) -> None:
         self.run_dir = run_dir
-        self.data: dict[str, Any] = {"status": "running", **header, "runs": [], "summary": {}}
+        self.data: dict[str, Any] = {"status": "running", "pid": os.getpid(),
+                                     "host": socket.gethostname(), **header, "runs": [],
+                                     "summary": {}}
         self.save()
+
+    def heartbeat(self) -> None:
+        """Record that the experiment is alive (after every epoch)."""
+        self.data["updated"] = time.strftime("%Y-%m-%d %H:%M:%S")
+        write_atomic(self.run_dir / "results.json", _dump(self.data))
 
     def add_run(self, run: dict[str, Any]) -> None:
         self.data["runs"].append(run)
@@ -83,8 +120,45 @@ class ExperimentRecord:
         self.save()
 
     def save(self) -> None:
-        write_atomic(self.run_dir / "results.json", json.dumps(self.data, indent=2, default=str))
+        write_atomic(self.run_dir / "results.json", _dump(self.data))
         write_atomic(self.run_dir / "results.txt", format_text(self.data))
+
+
+def _dump(data: dict[str, Any]) -> str:
+    return json.dumps(data, indent=2, default=str)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it exists, under another user
+        return True
+    return True
+
+
+def refresh_status(path: str | os.PathLike, data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` (the contents of ``path``, a ``results.json``) with a dead ``running`` experiment
+    marked ``killed``, in the file too.
+
+    A status stays ``running`` while its process lives. Where the process is gone (SIGKILL, an
+    out-of-memory kill, a node that went down) the runner could not record it; on the machine
+    that ran it that is certain, so the file is rewritten with status ``killed``. Results written
+    on another machine are left as they are.
+    """
+    pid = data.get("pid")
+    if data.get("status") != "running" or data.get("host") != socket.gethostname() or \
+            not isinstance(pid, int) or _alive(pid):
+        return data
+    data = {**data, "status": "killed",
+            "error": f"process {pid} ended without recording a status (killed)"}
+    try:
+        write_atomic(path, _dump(data))
+        write_atomic(Path(path).with_name("results.txt"), format_text(data))
+    except OSError:
+        pass  # a read-only results folder: report the status without recording it
+    return data
 
 
 def format_text(data: dict[str, Any]) -> str:

@@ -3,7 +3,9 @@
 Reads the config and command-line overrides, loads the data, and trains ``runs`` seeds with the
 release's protocol: Adam + ReduceLROnPlateau on the validation loss, stopping at ``min_lr``,
 ``max_time`` hours or ``epochs``; the best-validation weights are kept and evaluated at the end.
-Bad input is reported in one line (exit code 2) before anything is written.
+Bad input is reported in one line (exit code 2) before anything is written. A run that
+diverges (a non-finite loss) stops with status ``diverged`` (exit code 1); Ctrl-C and SIGTERM (a
+Slurm time limit) record the finished runs and status ``interrupted`` (exit codes 130 / 143).
 """
 
 from __future__ import annotations
@@ -13,12 +15,15 @@ import copy
 import functools
 import json
 import logging
+import math
 import os
 import platform
 import resource
+import signal
 import sys
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +35,40 @@ from data.common import DataError
 from nets.gnn_net import NetIO
 from nets.registry import MODELS, build_net, count_parameters, uses_self_loops
 from train.checkpoint import save_checkpoint
-from train.config import ConfigError, apply_overrides, load_config, override_keys, validate
+from train.cli import ArgumentParser
+from train.config import (
+    ConfigError,
+    apply_overrides,
+    load_config,
+    option_help,
+    override_keys,
+    validate,
+)
 from train.device import DeviceError, check_device, select_device
 from train.loop import FullGraph, GraphBatches
-from train.results import ExperimentRecord, make_run_dir, write_atomic
+from train.results import (
+    ExperimentRecord,
+    OutputError,
+    check_out_dir,
+    make_run_dir,
+    write_atomic,
+)
 from train.tasks import Task
 
 log = logging.getLogger("autogcn")
+
+
+class TrainingError(RuntimeError):
+    """Training cannot go on; the message says why and what to change."""
+
+
+class Diverged(TrainingError):
+    """A loss became NaN or infinite."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, a Slurm time limit): handled like Ctrl-C."""
+
 RELEASE_SEED_GENERATOR = 121  # the release draws run seeds from np.random.seed(121)
 
 
@@ -58,28 +90,22 @@ def set_seed(seed: int) -> None:
 
 # ----------------------------------------------------------------------------- command line
 def build_parser(task: Task, description: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=description)
+    """``--config`` plus one ``--key VALUE`` per config key, its help from the config schema."""
+    parser = ArgumentParser(
+        description=description, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Booleans take True/False. Every option overrides the config file's value.")
     parser.add_argument("--config", help="JSON config in the authors' schema")
     parser.add_argument("--dataset", help=f"one of {', '.join(task.datasets)}")
     for key in override_keys():
-        if key == "dataset":
-            continue
-        parser.add_argument(f"--{key}", dest=f"override_{key}", metavar="VALUE",
-                            help=argparse.SUPPRESS)
-    parser.epilog = (
-        "Any config key can be overridden: --seed --epochs --runs --batch_size --init_lr "
-        "--lr_reduce_factor --lr_schedule_patience --min_lr --weight_decay --max_time "
-        "--print_epoch_interval --L --K --num_filters --opt {over,single,fix} "
-        "--gate {True,False,release,paper,none} --filters low,mid,high --hidden_dim --out_dim "
-        "--residual --readout --in_feat_dropout --dropout --graph_norm --batch_norm --self_loop "
-        "--gpu_id --use_gpu --out_dir --model; data: --data_dir --data_source --max_graphs "
-        "--cache_dir --workers --split --sbm_variant. Booleans take True/False."
-    )
+        if key != "dataset":
+            parser.add_argument(f"--{key}", dest=f"override_{key}", metavar="VALUE",
+                                help=option_help(key))
     return parser
 
 
-def resolve_config(task: Task, args: argparse.Namespace) -> dict[str, Any]:
-    """Config file (or defaults) + command-line overrides, validated."""
+def resolve_config(task: Task, args: argparse.Namespace) -> tuple[dict[str, Any], set[str]]:
+    """Config file (or defaults) + command-line overrides, validated; and the keys the command
+    line set."""
     if args.config:
         cfg = load_config(args.config)
     else:
@@ -95,42 +121,55 @@ def resolve_config(task: Task, args: argparse.Namespace) -> dict[str, Any]:
                           f"expected one of {', '.join(task.datasets)}")
     if cfg["model"] not in MODELS:
         raise ConfigError(f"unknown model {cfg['model']!r}; known: {', '.join(sorted(MODELS))}")
-    cfg["_seed_from_command_line"] = "seed" in overrides
-    cfg["_gpu_id_from_command_line"] = "gpu_id" in overrides
-    return cfg
+    return cfg, set(overrides)
+
+
+def _on_sigterm(signum, frame) -> None:
+    raise Terminated()
 
 
 def main(task: Task, argv: Sequence[str] | None = None, description: str = "") -> int:
     """Entry point of a main script; returns the process exit code."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
     args = build_parser(task, description).parse_args(argv)
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        cfg = resolve_config(task, args)
-        return run_experiment(task, cfg, list(sys.argv if argv is None else argv))
-    except (ConfigError, DataError, DeviceError) as err:
+        cfg, cli_keys = resolve_config(task, args)
+        return run_experiment(task, cfg, list(sys.argv if argv is None else argv), cli_keys)
+    except (ConfigError, DataError, DeviceError, OutputError, TrainingError) as err:
         print(f"error: {err}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("interrupted: results of finished runs are kept in the run folder", file=sys.stderr)
-        return 130
+        return 1 if isinstance(err, Diverged) else 2
+    except KeyboardInterrupt as err:
+        what = "terminated" if isinstance(err, Terminated) else "interrupted"
+        print(f"{what}: results of finished runs are kept in the run folder", file=sys.stderr)
+        return 143 if isinstance(err, Terminated) else 130
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 # ----------------------------------------------------------------------------- experiment
-def load_data(task: Task, cfg: dict[str, Any]):
-    """The dataset, the net's input/output sizes, and a per-run factory of epoch loops."""
+def load_data(task: Task, cfg: dict[str, Any], write_data: bool = True):
+    """The dataset, the net's input/output sizes, and a per-run factory of epoch loops.
+
+    ``write_data=False`` (checkpoint evaluation): nothing is generated into a data folder."""
     data_cfg = cfg["data"]
     if task.level == "single_graph":
         from data.loaders import load_node_data
-        from data.node_datasets import get_split
+        from data.node_datasets import get_split, with_edge_direction
 
-        ds = load_node_data(cfg["dataset"], data_cfg)
+        ds = with_edge_direction(load_node_data(cfg["dataset"], data_cfg),
+                                 data_cfg["edge_direction"])
         io = NetIO(task.level, task.input_kind, ds.features.shape[1], ds.num_classes)
         graph = ds.graph
         if uses_self_loops(cfg["model"], cfg["net_params"]):
             graph = graph.add_self_loops()
 
         def make_loop(run: int, seed: int, device: torch.device) -> FullGraph:
-            train, val, test = get_split(ds, run, seed, mode=data_cfg["split"])
+            train, val, test = get_split(ds, run, seed, mode=data_cfg["split"],
+                                         ratios=data_cfg["split_ratio"])
             return FullGraph(graph, ds.features, ds.labels,
                              {"train": train, "val": val, "test": test}, task, device)
 
@@ -138,7 +177,7 @@ def load_data(task: Task, cfg: dict[str, Any]):
 
     from data.loaders import load_graph_dataset
 
-    ds = load_graph_dataset(cfg["dataset"], data_cfg)
+    ds = load_graph_dataset(cfg["dataset"], data_cfg, write_data)
     if uses_self_loops(cfg["model"], cfg["net_params"]):
         ds = ds.with_self_loops()
     io = NetIO(task.level, task.input_kind, ds.in_dim, ds.num_classes, ds.num_edge_types)
@@ -155,10 +194,13 @@ def load_data(task: Task, cfg: dict[str, Any]):
     return info, io, make_loop
 
 
-def run_experiment(task: Task, cfg: dict[str, Any], command: list[str]) -> int:
+def run_experiment(task: Task, cfg: dict[str, Any], command: list[str],
+                   cli_keys: set[str] | frozenset[str] = frozenset()) -> int:
+    """Train every seed of ``cfg``; ``cli_keys``: the config keys set on the command line."""
     device = select_device(cfg["gpu"]["use"], cfg["gpu"]["id"],
-                           from_command_line=cfg.pop("_gpu_id_from_command_line", False))
+                           from_command_line="gpu_id" in cli_keys)
     summary_writer_class()  # a missing package stops the run before anything is written
+    check_out_dir(cfg["out_dir"])
     data_info, io, make_loop = load_data(task, cfg)  # before CUDA starts: loaders may fork
     check_device(device)
     try:
@@ -166,10 +208,12 @@ def run_experiment(task: Task, cfg: dict[str, Any], command: list[str]) -> int:
     except ValueError as err:  # e.g. an option the model does not support
         raise ConfigError(str(err)) from None
     params = cfg["params"]
-    if cfg.pop("_seed_from_command_line"):
+    if "seed" in cli_keys:
         seeds = [params["seed"] + i for i in range(params["runs"])]
     else:
         seeds = release_seeds(params["runs"])
+        log.info("seeds: the release's %s (params.seed = %d applies only when --seed is given)",
+                 seeds, params["seed"])
 
     run_dir = make_run_dir(cfg["out_dir"], cfg["model"], cfg["dataset"])
     file_log = logging.FileHandler(run_dir / "train.log")
@@ -188,10 +232,13 @@ def run_experiment(task: Task, cfg: dict[str, Any], command: list[str]) -> int:
     try:
         for i, seed in enumerate(seeds):
             record.add_run(train_run(task, cfg, io, make_loop(i, seed, device), seed, i,
-                                     device, run_dir))
+                                     device, run_dir, heartbeat=record.heartbeat))
     except BaseException as err:
-        interrupted = isinstance(err, KeyboardInterrupt)
-        record.finish("interrupted" if interrupted else "failed", error=repr(err))
+        if isinstance(err, KeyboardInterrupt):
+            status = "interrupted"
+        else:
+            status = "diverged" if isinstance(err, Diverged) else "failed"
+        record.finish(status, error=str(err) if isinstance(err, TrainingError) else repr(err))
         raise
     finally:
         log.removeHandler(file_log)
@@ -202,8 +249,12 @@ def run_experiment(task: Task, cfg: dict[str, Any], command: list[str]) -> int:
 
 
 def train_run(task: Task, cfg: dict[str, Any], io: NetIO, loop, seed: int, index: int,
-              device: torch.device, run_dir: Path) -> dict[str, Any]:
-    """Train one seed; returns its record (final metrics with the best-validation weights)."""
+              device: torch.device, run_dir: Path,
+              heartbeat: Callable[[], None] | None = None) -> dict[str, Any]:
+    """Train one seed; returns its record (final metrics with the best-validation weights).
+
+    ``heartbeat`` is called after every epoch (the results file records that the run is alive).
+    """
     params = cfg["params"]
     set_seed(seed)
     model = build_net(cfg["model"], io, cfg["net_params"]).to(device)
@@ -228,10 +279,17 @@ def train_run(task: Task, cfg: dict[str, Any], io: NetIO, loop, seed: int, index
                dynamic_ncols=True)
     for epoch in bar:
         t0 = time.perf_counter()
-        train_loss, train_metrics = loop.train_epoch(model, optimizer)
+        train_loss, train_metrics = _train_epoch(loop, model, optimizer)
         evaluated = loop.evaluate_splits(model, ["val", "test"])
         val, test = evaluated["val"], evaluated["test"]
         epoch_times.append(time.perf_counter() - t0)
+        for split, loss in (("training", train_loss), ("validation", val and val[0])):
+            if loss is not None and not math.isfinite(loss):
+                bar.close()
+                writer.close()
+                raise Diverged(f"run {index} (seed {seed}) diverged: the {split} loss became "
+                               f"{loss} at epoch {epoch}; try a lower --init_lr (the best "
+                               f"checkpoint so far is kept: {ckpt_path})")
         lr = optimizer.param_groups[0]["lr"]
         if scheduler is not None:
             scheduler.step(val[0] if val else train_loss)
@@ -259,6 +317,8 @@ def train_run(task: Task, cfg: dict[str, Any], io: NetIO, loop, seed: int, index
         if time.perf_counter() - start > params["max_time"] * 3600:
             stop_reason = "max_time"
             break
+        if heartbeat is not None:
+            heartbeat()
     bar.close()
     writer.close()
 
@@ -273,6 +333,18 @@ def train_run(task: Task, cfg: dict[str, Any], io: NetIO, loop, seed: int, index
     }
     log.info("run %d seed %d done: %s", index, seed, json.dumps(final))
     return run
+
+
+def _train_epoch(loop, model: torch.nn.Module, optimizer: torch.optim.Optimizer):
+    """One training epoch; a batch BatchNorm cannot normalise becomes a one-line error."""
+    try:
+        return loop.train_epoch(model, optimizer)
+    except ValueError as err:
+        if "Expected more than 1 value per channel" not in str(err):
+            raise
+        raise TrainingError("a training batch has a single node, which BatchNorm cannot "
+                            "normalise in training mode: use a larger --batch_size or "
+                            "--batch_norm False") from None
 
 
 @functools.lru_cache(maxsize=1)

@@ -1,0 +1,21 @@
+"""Command-line parsing shared by every entry point: errors are one line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import NoReturn
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """``argparse.ArgumentParser`` whose errors are one line, ``error: ... (see --help)``,
+    exit code 2, instead of the usage block followed by the error."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"error: {message} (see {self.prog} --help)\n")
+
+
+def fail(message: str, code: int = 2) -> int:
+    """Print ``error: message`` on stderr and return ``code`` (for ``return fail(...)``)."""
+    print(f"error: {message}", file=sys.stderr)
+    return code
