@@ -263,10 +263,11 @@ def get_split(ds: NodeDataset, run: int, seed: int, mode: str = "random",
         if not ds.fixed_splits:
             raise DataError(f"{ds.name} has no published fixed splits: use mode='random'")
         return ds.fixed_splits[run % len(ds.fixed_splits)]
-    raise ValueError(f"unknown split mode {mode!r}: use 'random' or 'fixed'")
+    raise ValueError(f"unknown split mode {mode!r}: use one of {SPLIT_MODES}")
 
 
 EDGE_DIRECTIONS = ("symmetrised", "as_given")
+SPLIT_MODES = ("random", "fixed")
 
 
 def with_edge_direction(ds: NodeDataset, direction: str = "symmetrised") -> NodeDataset:

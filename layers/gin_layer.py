@@ -28,7 +28,7 @@ import torch
 from torch import nn
 
 from data.graph import Graph
-from layers.post_processing import PostProcess
+from layers.post_processing import PostProcess, activation_name
 from layers.propagation import aggregate
 
 AGGREGATORS = ("sum", "mean", "max")
@@ -100,6 +100,11 @@ class GINLayer(nn.Module):
     def aggregate(self, g: Graph, feat: torch.Tensor) -> torch.Tensor:
         r""":math:`(1+\epsilon) x_v + \mathrm{AGG}_{u \to v} x_u`."""
         return (1 + self.eps) * feat + aggregate(g, feat, self.aggregator)
+
+    def extra_repr(self) -> str:
+        learn = isinstance(self.eps, nn.Parameter)
+        return (f"aggregator={self.aggregator}, learn_eps={learn}, "
+                f"activation={activation_name(self.activation)}")
 
     def forward(
         self, g: Graph, feat: torch.Tensor, snorm_n: torch.Tensor | None = None

@@ -50,7 +50,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from data.graph import Graph
-from layers.post_processing import PostProcess
+from layers.post_processing import PostProcess, activation_name
 from layers.propagation import aggregate
 
 SAGE_AGGREGATORS = ("mean", "gcn", "pool")
@@ -126,7 +126,8 @@ class SAGEConv(nn.Module):
         return out if self.activation is None else self.activation(out)
 
     def extra_repr(self) -> str:
-        return f"{self.in_feats}, {self.out_feats}, aggregator={self.aggregator}"
+        return (f"{self.in_feats}, {self.out_feats}, aggregator={self.aggregator}, "
+                f"activation={activation_name(self.activation)}")
 
 
 class GraphSageLayer(nn.Module):

@@ -16,6 +16,11 @@ import torch
 from torch import nn
 
 
+def activation_name(fn: Callable | None) -> str:
+    """``relu``, ``elu``, ... or ``None`` (for printed modules)."""
+    return "None" if fn is None else getattr(fn, "__name__", type(fn).__name__)
+
+
 class PostProcess(nn.Module):
     r"""Graph-size norm, batch norm, activation, residual and dropout, in the release's order.
 
@@ -50,6 +55,11 @@ class PostProcess(nn.Module):
 
     def reset_parameters(self) -> None:
         self.batchnorm_h.reset_parameters()
+
+    def extra_repr(self) -> str:
+        unused = "" if self.batch_norm else " (batchnorm_h allocated for the release's count)"
+        return (f"graph_norm={self.graph_norm}, batch_norm={self.batch_norm}{unused}, "
+                f"activation={activation_name(self.activation)}, residual={self.residual}")
 
     def forward(
         self, h_in: torch.Tensor, h: torch.Tensor, snorm_n: torch.Tensor | None = None

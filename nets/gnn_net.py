@@ -28,7 +28,6 @@ class NetIO:
     input_kind: str  # "embedding" or "linear"
     in_dim: int
     num_classes: int
-    num_edge_types: int = 1
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -77,6 +77,3 @@ def autogcn_layer(in_dim: int, out_dim: int, p: dict, output_layer: bool) -> Aut
 
 register("AUTOGCN", layer=autogcn_layer)
 
-
-# The baselines register themselves; imported last because nets.baselines uses register().
-import nets.baselines  # noqa: E402,F401

@@ -50,7 +50,7 @@ def zinc(n: int, data_dir: str) -> tuple[GraphDataset, NetIO, Task]:
         raise SystemExit(f"no val.pickle under {data_dir}")
     ds = GraphDataset("ZINC", full.val, None, None, in_dim=full.in_dim, num_classes=1,
                       num_edge_types=full.num_edge_types)
-    return ds, NetIO("graph", "embedding", full.in_dim, 1, full.num_edge_types), ZINC
+    return ds, NetIO("graph", "embedding", full.in_dim, 1), ZINC
 
 
 def epoch_seconds(model: str, dataset: str, ds: GraphDataset, io: NetIO, task: Task,

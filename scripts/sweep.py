@@ -99,8 +99,23 @@ def table_path(table: str) -> Path:
     return Path(table)
 
 
+def cell_defaults(model: str, dataset: str) -> dict[str, str]:
+    """What a cell need not state: its main script, its config file (the release's naming:
+    ``configs/<task prefix>_<MODEL>_<DATASET>.json``) and its data folder under
+    ``{data_root}`` (SBM graphs are generated into the root itself)."""
+    from train.tasks import task_for_dataset
+
+    task = task_for_dataset(dataset)
+    prefix = "SBMs_node_clustering" if task.name == "SBMs_node_classification" else task.name
+    short = dataset.removeprefix("SBM_")
+    return {"script": f"main_{task.name}.py", "config": f"configs/{prefix}_{model}_{short}.json",
+            "data_dir": "{data_root}" if dataset.startswith("SBM_") else
+            f"{{data_root}}/{dataset}"}
+
+
 def load_table(table: str) -> Table:
-    """Read and check a table file."""
+    """Read and check a table file; a cell's script, config and data folder default to
+    :func:`cell_defaults` of its model and dataset."""
     import yaml
 
     path = table_path(table)
@@ -120,10 +135,17 @@ def load_table(table: str) -> Table:
         unknown = set(c) - known
         missing = {"id", "row", "column", "dataset"} - set(c)
         if not c.get("not_implemented"):
-            missing |= {"script", "config"} - set(c)
+            missing |= {"model"} - set(c)
         if unknown or missing:
             raise SweepError(f"{path}: cell {c.get('id', i)}: unknown keys {sorted(unknown)}, "
                              f"missing {sorted(missing)}")
+        if not c.get("not_implemented"):
+            try:
+                c = {**cell_defaults(c["model"], c["dataset"]), **c}
+            except ValueError as err:
+                raise SweepError(f"{path}: cell {c['id']}: {err}") from None
+            if not (ROOT / c["config"]).is_file():
+                raise SweepError(f"{path}: cell {c['id']}: no config {c['config']}")
         cell = Cell(**{k: v for k, v in c.items()})
         cell.row, cell.column = str(cell.row), str(cell.column)
         cell.overrides = dict(cell.overrides or {})

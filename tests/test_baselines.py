@@ -22,7 +22,7 @@ from train.config import validate
 BASELINES = ["MLP", "GCN", "GraphSage", "GAT", "MoNet", "GIN", "ChebNet", "SGC", "APGCN"]
 LEVELS = {
     "node": NetIO("node", "embedding", 3, 2),  # SBM-like
-    "graph_embedding": NetIO("graph", "embedding", 28, 1, 4),  # ZINC-like
+    "graph_embedding": NetIO("graph", "embedding", 28, 1),  # ZINC-like
     "graph_linear": NetIO("graph", "linear", 3, 10),  # superpixel-like
     "single_graph": NetIO("single_graph", "linear", 7, 3),  # PubMed-like
 }

@@ -34,7 +34,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 IO = {
     "SBM_PATTERN": NetIO("node", "embedding", 3, 2),
     "SBM_CLUSTER": NetIO("node", "embedding", 7, 6),
-    "ZINC": NetIO("graph", "embedding", 28, 1, num_edge_types=4),
+    "ZINC": NetIO("graph", "embedding", 28, 1),
     "MNIST": NetIO("graph", "linear", 3, 10),
     "CIFAR10": NetIO("graph", "linear", 5, 10),
     "PUBMED": NetIO("single_graph", "linear", 500, 3),

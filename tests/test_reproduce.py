@@ -97,7 +97,7 @@ def test_ablation_and_depth_overrides(capsys, tmp_path):
 
 @pytest.mark.parametrize("dataset,io", [
     ("SBM_CLUSTER", NetIO("node", "embedding", 7, 6)),
-    ("ZINC", NetIO("graph", "embedding", 28, 1, 4)),
+    ("ZINC", NetIO("graph", "embedding", 28, 1)),
 ])
 def test_ablation_hidden_size_keeps_the_parameter_count(dataset, io):
     table = sweep.load_table("ablation")

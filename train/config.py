@@ -22,7 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from data.node_datasets import EDGE_DIRECTIONS
+from data.loaders import SOURCE_CHOICES
+from data.node_datasets import EDGE_DIRECTIONS, SPLIT_MODES
 from data.sbm import SBM_VARIANT_ALIASES, SBM_VARIANTS
 from layers.ap_layer import AP_MODE_ALIASES, AP_MODES
 from layers.autogcn_layer import FILTERS, GATE_ALIASES, GATES, MODES
@@ -151,14 +152,14 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "data_dir": Field((str,), None, "data folder (default: datasets/ or datasets/<DATASET>)"),
         "data_source": _choice(None, "where the data comes from (default: generate for SBM, "
                                      "raw files otherwise); dgl and pyg download",
-                               ("generate", "raw", "dgl", "pyg")),
+                               SOURCE_CHOICES),
         "max_graphs": _int(None, "use only the first N graphs of each split", 1),
         "cache_dir": Field((str,), None, "superpixel graph cache (default ~/.cache/autogcn)"),
         "workers": _int(None, "processes building superpixel graphs (default: all CPUs)", 1),
         "loader_workers": _int(None, "data-loader processes collating batches (default: 0 on "
                                      "the CPU, up to 4 on a GPU)", 0),
         "split": _choice("random", "single-graph node tasks: a random split per run, or the "
-                                   "published fixed splits", ("random", "fixed")),
+                                   "published fixed splits", SPLIT_MODES),
         "split_ratio": Field((list, str), None, "single-graph node tasks: train,val,test "
                              "fractions of the random split, e.g. 0.6,0.2,0.2 (default: 60/20/20 "
                              "PubMed, 2:1:1 the others)"),

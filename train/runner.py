@@ -180,7 +180,7 @@ def load_data(task: Task, cfg: dict[str, Any], write_data: bool = True):
     ds = load_graph_dataset(cfg["dataset"], data_cfg, write_data)
     if uses_self_loops(cfg["model"], cfg["net_params"]):
         ds = ds.with_self_loops()
-    io = NetIO(task.level, task.input_kind, ds.in_dim, ds.num_classes, ds.num_edge_types)
+    io = NetIO(task.level, task.input_kind, ds.in_dim, ds.num_classes)
     info = {name: split.stats() for name, split in ds.splits().items() if split is not None}
 
     def make_loop(run: int, seed: int, device: torch.device) -> GraphBatches:
