@@ -62,7 +62,8 @@ def _post_args(p: dict) -> dict:
 def gcn_layer(in_dim: int, out_dim: int, p: dict, output_layer: bool) -> GCNLayer:
     # the release's citation GCN: output layer without activation and without dropout
     return GCNLayer(in_dim, out_dim, activation=None if output_layer else torch.relu,
-                    dropout=0.0 if output_layer else p["dropout"], **_post_args(p))
+                    dropout=0.0 if output_layer else p["dropout"],
+                    source_degree=p["gcn_source_degree"], **_post_args(p))
 
 
 def graphsage_layer(in_dim: int, out_dim: int, p: dict, output_layer: bool) -> GraphSageLayer:

@@ -29,7 +29,7 @@ from layers.ap_layer import AP_MODE_ALIASES, AP_MODES
 from layers.autogcn_layer import FILTERS, GATE_ALIASES, GATES, MODES
 from layers.gin_layer import AGGREGATORS as GIN_AGGREGATORS
 from layers.graphsage_layer import SAGE_AGGREGATORS
-from layers.propagation import READOUTS
+from layers.propagation import READOUTS, SOURCE_DEGREES
 
 
 class ConfigError(ValueError):
@@ -139,6 +139,10 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "apgcn_linear_layers": _int(None, "APGCN: linear layers before the propagation on "
                                           "batched graphs (default L - 1)", 0),
         "sgc_k": _int(2, "SGC: propagation steps", 1),
+        "gcn_source_degree": _choice("in", "GCN: scale a message by its source's in-degree (the "
+                                           "release, DGL 0.4) or out-degree (DGL 2's GraphConv "
+                                           "norm='both'); differs on directed graphs only",
+                                     SOURCE_DEGREES),
         "edge_feat": _bool(False, _UNUSED),
         "data_mode": Field((str,), None, _UNUSED),
         "num_pool": Field((int,), None, _UNUSED),
