@@ -28,6 +28,12 @@ class DataError(RuntimeError):
     """Data is missing or malformed; the message says what and how to get it."""
 
 
+def one_line(exc: BaseException, limit: int = 160) -> str:
+    """``Type: message`` of an exception on one bounded line (for the cause in a DataError)."""
+    text = " ".join(f"{type(exc).__name__}: {exc}".split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 class GraphSplit(Dataset):
     """One split of a graph dataset: a list of graphs and their targets."""
 

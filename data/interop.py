@@ -43,17 +43,17 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
 from torch import Tensor
 
-from data.common import DataError
+from data.common import DataError, one_line
 from data.graph import Graph
 
 DGL_HINT = ("it is in the DGL profile: bash scripts/setup.sh --dgl, then run with "
@@ -65,9 +65,21 @@ class MissingDependency(DataError, ImportError):
     """An optional package (DGL, PyG) is needed for what was asked and is not installed."""
 
 
-def _short(exc: BaseException, limit: int = 160) -> str:
-    text = " ".join(f"{type(exc).__name__}: {exc}".split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+T = TypeVar("T")
+
+def download(what: str, call: Callable[[], T], offline: str = "") -> T:
+    """``call()``: a dataset constructor that may download. Any failure (offline, a blocked or
+    corrupt download) becomes one :class:`DataError` naming ``what``; ``offline`` says what to
+    use instead. A missing package keeps its own one-line message."""
+    try:
+        return call()
+    except DataError:
+        raise
+    except Exception as exc:  # network, HTTP, archive and library errors all mean "no data"
+        hint = f"; offline, {offline}" if offline else ""
+        raise DataError(f"{what} failed ({one_line(exc)}); it downloads the data, which needs "
+                        f"internet{hint}") from exc
 
 
 def _require(module: str, purpose: str, hint: str) -> ModuleType:
@@ -79,7 +91,7 @@ def _require(module: str, purpose: str, hint: str) -> ModuleType:
             f"{hint}") from exc
     except Exception as exc:  # installed but broken (missing shared library, ABI mismatch)
         raise MissingDependency(
-            f"{purpose} needs {module.split('.')[0]}, which failed to import ({_short(exc)}); "
+            f"{purpose} needs {module.split('.')[0]}, which failed to import ({one_line(exc)}); "
             f"{hint}") from exc
 
 
@@ -281,7 +293,7 @@ def read_graph_pack(path: str | os.PathLike, fmt: str, version: int,
         with open(path, "rb") as f, np.load(f, allow_pickle=False) as z:  # closed on errors too
             arrays = {k: z[k] for k in z.files}
     except Exception as exc:  # truncated zip, garbage, pickled data, unreadable: all unusable
-        raise PackError(f"{path} is not a readable graph file ({_short(exc)})") from exc
+        raise PackError(f"{path} is not a readable graph file ({one_line(exc)})") from exc
     try:
         found = (str(arrays["format"]), int(arrays["version"]))
     except (KeyError, TypeError, ValueError) as exc:
@@ -297,7 +309,7 @@ def read_graph_pack(path: str | os.PathLike, fmt: str, version: int,
             graph={k[6:]: v for k, v in arrays.items() if k.startswith("graph_")})
         _check_pack(pack)
     except (KeyError, ValueError) as exc:
-        raise PackError(f"{path} is inconsistent ({_short(exc)})") from exc
+        raise PackError(f"{path} is inconsistent ({one_line(exc)})") from exc
     return pack if take is None else _prefix(pack, take)
 
 

@@ -39,7 +39,7 @@ import torch
 
 from data.common import DataError, GraphDataset, GraphSplit
 from data.graph import Graph
-from data.interop import from_dgl, from_pyg, require_dgl, require_pyg
+from data.interop import download, from_dgl, from_pyg, require_dgl, require_pyg
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +55,8 @@ _HOW_TO_GET = (
     f"({MOLECULES_URL}; with its train/val/test.index subset files) and unpack it into that folder."
 )
 
+
+_OFFLINE = "use --data_source raw with the benchmarking-gnns pickles"
 
 def molecule_to_graph(mol: dict) -> tuple[Graph, torch.Tensor]:
     """One raw molecule dict to ``(graph, target)``; vectorised over atoms and bonds."""
@@ -126,14 +128,8 @@ def _molecule(g: Graph, atoms: torch.Tensor | None, bonds: torch.Tensor | None,
 def _load_dgl_split(data_dir: Path, split: str, max_graphs: int | None) -> GraphSplit:
     dgl = require_dgl("ZINC with --data_source dgl")
     mode = {"train": "train", "val": "valid", "test": "test"}[split]
-    try:
-        ds = dgl.data.ZINCDataset(mode=mode, raw_dir=str(data_dir))
-    except Exception as exc:  # network errors come in many types
-        raise DataError(
-            f"dgl.data.ZINCDataset(mode={mode!r}, raw_dir={str(data_dir)!r}) failed: "
-            f"{_short(exc)}. It downloads ZINC12k.zip from data.dgl.ai, which needs internet; "
-            "offline, use `--data_source raw` with the benchmarking-gnns pickles."
-        ) from exc
+    ds = download(f"dgl.data.ZINCDataset(mode={mode!r}, raw_dir={str(data_dir)!r})",
+                  lambda: dgl.data.ZINCDataset(mode=mode, raw_dir=str(data_dir)), _OFFLINE)
     n = len(ds) if max_graphs is None else min(max_graphs, len(ds))
     graphs, labels = [], []
     for i in range(n):
@@ -148,14 +144,9 @@ def _load_dgl_split(data_dir: Path, split: str, max_graphs: int | None) -> Graph
 def _load_pyg_split(data_dir: Path, split: str, max_graphs: int | None) -> GraphSplit:
     datasets = require_pyg("ZINC with --data_source pyg")
     root = data_dir / "pyg"
-    try:
-        ds = datasets.ZINC(root=str(root), subset=True, split=split)
-    except Exception as exc:  # network errors come in many types
-        raise DataError(
-            f"torch_geometric.datasets.ZINC(root={str(root)!r}, subset=True, split={split!r}) "
-            f"failed: {_short(exc)}. It downloads the molecules release, which needs internet; "
-            "offline, use `--data_source raw` with the benchmarking-gnns pickles."
-        ) from exc
+    ds = download(f"torch_geometric.datasets.ZINC(root={str(root)!r}, subset=True, "
+                  f"split={split!r})",
+                  lambda: datasets.ZINC(root=str(root), subset=True, split=split), _OFFLINE)
     n = len(ds) if max_graphs is None else min(max_graphs, len(ds))
     graphs, labels = [], []
     for i in range(n):
@@ -169,10 +160,6 @@ def _load_pyg_split(data_dir: Path, split: str, max_graphs: int | None) -> Graph
         labels.append(y)
     return GraphSplit(graphs, labels)
 
-
-def _short(exc: BaseException, limit: int = 160) -> str:
-    text = " ".join(f"{type(exc).__name__}: {exc}".split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def zinc_statistics(ds: GraphDataset) -> dict:

@@ -56,9 +56,9 @@ import scipy.sparse as sp
 import torch
 from torch import Tensor
 
-from data.common import DataError
+from data.common import DataError, one_line
 from data.graph import Graph
-from data.interop import from_dgl, from_pyg, require_dgl, require_pyg
+from data.interop import download, from_dgl, from_pyg, require_dgl, require_pyg
 
 NODE_DATASETS = ("PUBMED", "SQUIRREL", "ARXIV_YEAR", "YELPCHI")
 # Which ``source`` values each dataset accepts (the first is the default).
@@ -203,11 +203,6 @@ def load_linkx_splits(path: str | os.PathLike, num_nodes: int) -> list[Split]:
     return splits
 
 
-def _short(exc: BaseException, limit: int = 160) -> str:
-    """A one-line, bounded description of the exception behind a DataError."""
-    text = " ".join(f"{type(exc).__name__}: {exc}".split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
 
 def _same_splits(a: list[Split], b: list[Split]) -> bool:
     return len(a) == len(b) and all(
@@ -315,7 +310,7 @@ def read_planetoid(folder: str | os.PathLike, prefix: str = "pubmed") -> dict:
                 objs[part] = pickle.load(f, encoding="latin1")
         test_idx = np.loadtxt(folder / f"ind.{prefix}.test.index", dtype=np.int64, ndmin=1)
     except Exception as exc:  # truncated pickle, bad text, unreadable file: all unusable
-        raise DataError(f"cannot read Planetoid files in {folder} ({_short(exc)})") from exc
+        raise DataError(f"cannot read Planetoid files in {folder} ({one_line(exc)})") from exc
     test_sorted = np.sort(test_idx)
 
     tx, ty = sp.csr_matrix(objs["tx"]), np.asarray(objs["ty"])
@@ -365,22 +360,11 @@ def _pyg_root(data_dir: str | os.PathLike | None) -> str:
     return str(Path(base).expanduser() / "pyg")
 
 
-def _download(what: str, call):
-    """``call()``, with any failure other than a missing package as a one-line DataError."""
-    try:
-        return call()
-    except DataError:
-        raise
-    except Exception as exc:  # offline, blocked or corrupt download: all mean "no data"
-        raise DataError(f"{what} failed; it downloads the data, which needs internet "
-                        f"({_short(exc)})") from exc
-
-
 def _pubmed_from_dgl(data_dir: str | os.PathLike | None) -> dict:
     """PubMed through DGL's built-in dataset (downloads the same Planetoid files)."""
     dgl = require_dgl("PUBMED with --data_source dgl")
     raw_dir = None if data_dir is None else str(data_dir)
-    ds = _download("dgl.data.PubmedGraphDataset",
+    ds = download("dgl.data.PubmedGraphDataset",
                    lambda: dgl.data.PubmedGraphDataset(raw_dir=raw_dir, verbose=False))
     g = from_dgl(ds[0])
     masks = ("train_mask", "val_mask", "test_mask")
@@ -399,7 +383,7 @@ def _pubmed_from_pyg(data_dir: str | os.PathLike | None) -> dict:
     """PubMed through PyG's ``Planetoid`` (the same Planetoid files and reconstruction)."""
     datasets = require_pyg("PUBMED with --data_source pyg")
     root = _pyg_root(data_dir)
-    ds = _download(f"torch_geometric.datasets.Planetoid(root={root!r}, name='PubMed')",
+    ds = download(f"torch_geometric.datasets.Planetoid(root={root!r}, name='PubMed')",
                    lambda: datasets.Planetoid(root=root, name="PubMed"))
     data = ds[0]
     g = from_pyg(data)
@@ -467,7 +451,7 @@ def _squirrel_from_pyg(data_dir: str | os.PathLike | None) -> NodeDataset:
     the same data as ``squirrel_directed.npz`` (see the module docstring)."""
     datasets = require_pyg("SQUIRREL with --data_source pyg")
     root = _pyg_root(data_dir)
-    ds = _download(
+    ds = download(
         f"torch_geometric.datasets.WikipediaNetwork(root={root!r}, name='squirrel')",
         lambda: datasets.WikipediaNetwork(root=root, name="squirrel", geom_gcn_preprocess=True))
     data = ds[0]
@@ -590,7 +574,7 @@ def load_arxiv_year(data_dir: str | os.PathLike | None, num_classes: int = 5,
         graph, _ = NodePropPredDataset(name="ogbn-arxiv", root=root)[0]
     except Exception as exc:  # ogb raises assorted errors when offline or on a bad archive
         raise DataError(
-            f"ARXIV_YEAR: ogb could not load or download ogbn-arxiv into {root} ({_short(exc)})"
+            f"ARXIV_YEAR: ogb could not load or download ogbn-arxiv into {root} ({one_line(exc)})"
         ) from exc
     n = int(graph["num_nodes"])
     edge_index = torch.as_tensor(np.asarray(graph["edge_index"]), dtype=torch.int64)
@@ -659,7 +643,7 @@ def read_yelpchi_mat(path: str | os.PathLike) -> dict:
         feats = feats.toarray() if sp.issparse(feats) else np.asarray(feats)
         labels = np.asarray(mat["label"]).reshape(-1).astype(np.int64)
     except Exception as exc:  # scipy/key/shape errors alike mean a file we cannot use
-        raise DataError(f"YELPCHI: cannot read {path} ({_short(exc)})") from exc
+        raise DataError(f"YELPCHI: cannot read {path} ({one_line(exc)})") from exc
     return {"relations": relations, "features": torch.from_numpy(feats.astype(np.float32)),
             "labels": torch.from_numpy(labels), "num_nodes": n}
 
@@ -668,7 +652,7 @@ def _yelpchi_from_dgl(data_dir: str | os.PathLike | None) -> dict:
     """YelpChi through DGL's ``FraudYelpDataset`` (downloads the same ``YelpChi.mat``)."""
     dgl = require_dgl("YELPCHI with --data_source dgl")
     raw_dir = None if data_dir is None else str(data_dir)
-    hg = _download("dgl.data.FraudYelpDataset",
+    hg = download("dgl.data.FraudYelpDataset",
                    lambda: dgl.data.FraudYelpDataset(raw_dir=raw_dir, verbose=False)[0])
     relations = {etype[1]: tuple(t.to(torch.int64) for t in hg.edges(etype=etype))
                  for etype in hg.canonical_etypes}

@@ -90,6 +90,7 @@ from data.graph import Graph
 from data.interop import (
     GraphPack,
     PackError,
+    download,
     from_dgl,
     from_pyg,
     read_graph_pack,
@@ -619,13 +620,9 @@ def _load_from_dgl(cfg: SBMConfig, data_dir: Path, max_graphs: int | None,
     cls = getattr(dgl.data, cls_name)
     splits = {}
     for split, mode in zip(SPLITS, ("train", "valid", "test"), strict=True):
-        try:
-            ds = cls(mode=mode, raw_dir=str(data_dir), verbose=progress)
-        except Exception as exc:  # network, HTTP, zip and DGL errors all mean "not available"
-            raise DataError(
-                f"could not download {cfg.name} ({mode}) via dgl.data.{cls_name} into "
-                f"{data_dir} (needs internet); use --data_source generate to build it locally "
-                f"({_short(exc)})") from exc
+        ds = download(f"dgl.data.{cls_name}(mode={mode!r}, raw_dir={str(data_dir)!r})",
+                      lambda mode=mode: cls(mode=mode, raw_dir=str(data_dir), verbose=progress),
+                      "use --data_source generate to build it locally")
         n = len(ds) if max_graphs is None else min(int(max_graphs), len(ds))
         graphs = []
         for i in range(n):
@@ -665,13 +662,11 @@ def _load_from_pyg(cfg: SBMConfig, data_dir: Path, max_graphs: int | None,
     root = data_dir / "pyg"
     splits = {}
     for split in SPLITS:
-        try:
-            ds = datasets.GNNBenchmarkDataset(root=str(root), name=pyg_name, split=split)
-        except Exception as exc:  # network, HTTP, zip and PyG errors all mean "not available"
-            raise DataError(
-                f"could not download {cfg.name} ({split}) via torch_geometric.datasets."
-                f"GNNBenchmarkDataset into {root} (needs internet); use --data_source generate "
-                f"to build it locally ({_short(exc)})") from exc
+        ds = download(f"torch_geometric.datasets.GNNBenchmarkDataset(root={str(root)!r}, "
+                      f"name={pyg_name!r}, split={split!r})",
+                      lambda split=split: datasets.GNNBenchmarkDataset(
+                          root=str(root), name=pyg_name, split=split),
+                      "use --data_source generate to build it locally")
         n = len(ds) if max_graphs is None else min(int(max_graphs), len(ds))
         graphs = []
         for i in range(n):
@@ -682,10 +677,6 @@ def _load_from_pyg(cfg: SBMConfig, data_dir: Path, max_graphs: int | None,
         splits[split] = _to_split(graphs)
     return _dataset_from(cfg, splits, "pyg", root)
 
-
-def _short(exc: BaseException, limit: int = 160) -> str:
-    text = " ".join(f"{type(exc).__name__}: {exc}".split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def main(argv: Sequence[str] | None = None) -> None:

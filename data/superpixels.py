@@ -90,6 +90,7 @@ from data.common import DataError, GraphDataset, GraphSplit
 from data.graph import Graph
 from data.interop import (
     PackError,
+    download,
     from_dgl,
     from_pyg,
     pack_graphs,
@@ -499,10 +500,6 @@ def superpixel_statistics(ds: GraphDataset) -> dict:
     return out
 
 
-def _short(exc: BaseException, limit: int = 160) -> str:
-    text = " ".join(f"{type(exc).__name__}: {exc}".split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
 
 def _head(ds, start: int, stop: int, max_graphs: int | None) -> range:
     stop = min(stop, len(ds))
@@ -531,14 +528,10 @@ def _load_dgl(name: str, data_dir: Path, max_graphs: int | None) -> dict[str, Gr
                         "`--data_source raw` with the raw images.")
     parts = {}
     for split in ("train", "test"):
-        try:
-            parts[split] = cls(raw_dir=str(data_dir), split=split)
-        except Exception as exc:  # download/extraction errors come in many types
-            raise DataError(
-                f"dgl.data.{cls_name}(raw_dir={str(data_dir)!r}, split={split!r}) failed: "
-                f"{_short(exc)}. It downloads the benchmark's superpixels.zip, which needs "
-                "internet; offline, use `--data_source raw` with the raw images."
-            ) from exc
+        parts[split] = download(f"dgl.data.{cls_name}(raw_dir={str(data_dir)!r}, "
+                                f"split={split!r})",
+                                lambda split=split: cls(raw_dir=str(data_dir), split=split),
+                                "use --data_source raw with the raw images")
 
     def take(ds, start: int, stop: int) -> GraphSplit:
         graphs, labels = [], []
@@ -560,15 +553,11 @@ def _load_pyg(name: str, data_dir: Path, max_graphs: int | None) -> dict[str, Gr
     root = data_dir / "pyg"
     splits = {}
     for split in SPLITS:
-        try:
-            ds = datasets.GNNBenchmarkDataset(root=str(root), name=name, split=split)
-        except Exception as exc:  # download/extraction errors come in many types
-            raise DataError(
-                f"torch_geometric.datasets.GNNBenchmarkDataset(root={str(root)!r}, "
-                f"name={name!r}, split={split!r}) failed: {_short(exc)}. It downloads the "
-                "benchmark's superpixel graphs, which needs internet; offline, use "
-                "`--data_source raw` with the raw images."
-            ) from exc
+        ds = download(f"torch_geometric.datasets.GNNBenchmarkDataset(root={str(root)!r}, "
+                      f"name={name!r}, split={split!r})",
+                      lambda split=split: datasets.GNNBenchmarkDataset(
+                          root=str(root), name=name, split=split),
+                      "use --data_source raw with the raw images")
         graphs, labels = [], []
         for i in _head(ds, 0, len(ds), max_graphs):
             data = ds[i]

@@ -4,7 +4,6 @@ The DGL source is tested in the DGL profile only; PyG is stood in for by a fake 
 from __future__ import annotations
 
 import logging
-import pickle
 import sys
 import types
 from pathlib import Path
@@ -15,26 +14,12 @@ import torch
 from data.common import DataError, collate_graphs
 from data.graph import Graph
 from data.molecules import load_zinc, molecule_to_graph, zinc_statistics
+from tests.data_writers import molecule as _molecule
+from tests.data_writers import write_zinc as _write
 
 REAL_ZINC = Path(__file__).resolve().parents[2] / "shared" / "data" / "zinc"
 if not REAL_ZINC.is_dir():
     REAL_ZINC = Path("/work/shared/data/zinc")
-
-
-def _molecule(gen: torch.Generator, n: int) -> dict:
-    """A random molecule in the benchmarking-gnns raw format (symmetric int8 bond matrix)."""
-    atoms = torch.randint(0, 28, (n,), generator=gen).to(torch.int8)
-    upper = torch.randint(0, 4, (n, n), generator=gen) * (torch.rand(n, n, generator=gen) < 0.3)
-    upper = torch.triu(upper, diagonal=1)
-    bonds = (upper + upper.T).to(torch.int8)
-    target = torch.randn(1, generator=gen).to(torch.float32)
-    return {"num_atom": n, "atom_type": atoms, "bond_type": bonds,
-            "logP_SA_cycle_normalized": target}
-
-
-def _write(folder: Path, split: str, molecules: list[dict]) -> None:
-    with open(folder / f"{split}.pickle", "wb") as f:
-        pickle.dump(molecules, f)
 
 
 @pytest.fixture()

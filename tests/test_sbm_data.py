@@ -480,7 +480,7 @@ def test_dgl_source_mapping_and_errors(tmp_path, monkeypatch):
             raise ConnectionError("no route to host")
 
     monkeypatch.setattr(dgl.data, "PATTERNDataset", Offline)
-    with pytest.raises(DataError, match="could not download.*needs internet.*generate"):
+    with pytest.raises(DataError, match="failed.*needs internet.*generate"):
         load_sbm_dataset("SBM_PATTERN", tmp_path, source="dgl", progress=False)
 
 
@@ -557,5 +557,5 @@ def test_pyg_source_without_pyg_and_offline(tmp_path, monkeypatch):
             raise ConnectionError("no route to host")
 
     _fake_pyg(monkeypatch, Offline)
-    with pytest.raises(DataError, match="could not download.*needs internet.*generate"):
+    with pytest.raises(DataError, match="failed.*needs internet.*generate"):
         load_sbm_dataset("SBM_PATTERN", tmp_path, source="pyg", progress=False)

@@ -20,49 +20,14 @@ import torch
 import data.superpixels as sp
 from data.common import DataError, collate_graphs
 from data.graph import Graph
+from tests.data_writers import idx_bytes as _idx_bytes
+from tests.data_writers import write_idx as _write_idx
+from tests.data_writers import write_mnist as _write_mnist
 
 REAL_MNIST = Path(__file__).resolve().parents[2] / "shared" / "data" / "mnist"
 if not REAL_MNIST.is_dir():
     REAL_MNIST = Path("/work/shared/data/mnist")
 HAVE_MNIST = (REAL_MNIST / "t10k-images-idx3-ubyte.gz").is_file()
-
-
-def _idx_bytes(arr: np.ndarray) -> bytes:
-    """Serialise a uint8 array in the idx format: 0, 0, type 0x08, ndim, big-endian sizes."""
-    header = bytes([0, 0, 0x08, arr.ndim]) + np.array(arr.shape, dtype=">u4").tobytes()
-    return header + arr.astype(np.uint8).tobytes()
-
-
-def _write_idx(path: Path, arr: np.ndarray) -> None:
-    raw = _idx_bytes(arr)
-    path.write_bytes(gzip.compress(raw) if path.suffix == ".gz" else raw)
-
-
-def _digit_images(n: int, seed: int = 0) -> np.ndarray:
-    """Crude 'digits': a bright bar and a ring on black, at random places (28x28 uint8)."""
-    rng = np.random.default_rng(seed)
-    yy, xx = np.mgrid[:28, :28]
-    imgs = np.zeros((n, 28, 28), dtype=np.uint8)
-    for img in imgs:
-        r0, c0 = rng.integers(4, 12, size=2)
-        img[r0:r0 + 14, c0:c0 + 4] = 255
-        cy, cx = rng.integers(9, 19, size=2)
-        ring = np.abs(np.hypot(yy - cy, xx - cx) - 6) < 1.5
-        img[ring] = rng.integers(150, 256)
-    return imgs
-
-
-def _write_mnist(folder: Path, n_train: int, n_test: int, gz: bool) -> dict[str, np.ndarray]:
-    suffix = ".gz" if gz else ""
-    arrays = {
-        "train-images-idx3-ubyte": _digit_images(n_train, 1),
-        "train-labels-idx1-ubyte": np.arange(n_train) % 10,
-        "t10k-images-idx3-ubyte": _digit_images(n_test, 2),
-        "t10k-labels-idx1-ubyte": (np.arange(n_test) * 3) % 10,
-    }
-    for stem, arr in arrays.items():
-        _write_idx(folder / f"{stem}{suffix}", arr)
-    return arrays
 
 
 # --------------------------------------------------------------------------- readers
