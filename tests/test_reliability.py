@@ -30,7 +30,7 @@ from train.tasks import SBM, ZINC
 ROOT = Path(__file__).resolve().parent.parent
 SBM_CONFIG = "configs/SBMs_node_clustering_AUTOGCN_PATTERN.json"
 ZINC_CONFIG = "configs/molecules_graph_regression_AUTOGCN_ZINC.json"
-TINY = ["--epochs", "1", "--L", "2", "--hidden_dim", "8", "--batch_size", "4"]
+TINY = ["--epochs", "1", "--L", "2", "--hidden_dim", "8", "--batch_size", "4", "--use_gpu", "False"]
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
@@ -252,7 +252,8 @@ def _main_process(tmp_path: Path, epochs: int) -> subprocess.Popen:
         [sys.executable, "main_molecules_graph_regression.py", "--config", ZINC_CONFIG,
          "--data_dir", str(tmp_path / "zinc"), "--out_dir", str(tmp_path / "out"),
          "--L", "2", "--hidden_dim", "8", "--batch_size", "4", "--epochs", str(epochs),
-         "--runs", "2"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+         "--runs", "2", "--use_gpu", "False"], cwd=ROOT, stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
         env={**os.environ, "OMP_NUM_THREADS": "1"})
 
 

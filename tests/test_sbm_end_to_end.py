@@ -16,7 +16,8 @@ from train.loop import GraphBatches
 from train.tasks import SBM
 
 TINY = ["--config", "configs/SBMs_node_clustering_AUTOGCN_CLUSTER.json", "--max_graphs", "6",
-        "--epochs", "2", "--L", "2", "--hidden_dim", "16", "--batch_size", "4"]
+        "--epochs", "2", "--L", "2", "--hidden_dim", "16", "--batch_size", "4",
+        "--use_gpu", "False"]  # the device is chosen explicitly: these are CPU tests
 
 
 def run_main(tmp_path, *extra):
@@ -107,7 +108,7 @@ def test_bad_config_key_in_file(tmp_path, capsys):
 def test_nonexistent_gpu_on_the_command_line_is_a_clear_error(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
-    assert run_main(tmp_path, "--gpu_id", "3") == 2
+    assert run_main(tmp_path, "--gpu_id", "3", "--use_gpu", "True") == 2
     err = capsys.readouterr().err
     assert "--gpu_id 3: this machine has 1 visible GPU(s)" in err and len(err.splitlines()) == 1
     assert run_dirs(tmp_path) == []
@@ -115,7 +116,7 @@ def test_nonexistent_gpu_on_the_command_line_is_a_clear_error(tmp_path, capsys, 
 
 def test_gpu_requested_without_cuda_falls_back_to_cpu(tmp_path, caplog, monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    assert run_main(tmp_path, "--gpu_id", "0", "--epochs", "1") == 0
+    assert run_main(tmp_path, "--gpu_id", "0", "--use_gpu", "True", "--epochs", "1") == 0
     assert "no GPU is available: running on CPU" in caplog.text
     (folder,) = run_dirs(tmp_path)
     assert json.loads((folder / "results.json").read_text())["device"] == "cpu"

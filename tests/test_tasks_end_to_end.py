@@ -13,7 +13,8 @@ import evaluate_checkpoint
 import train.runner as runner
 from train.tasks import NODE, SUPERPIXELS, ZINC
 
-SMALL = ["--epochs", "2", "--L", "2", "--hidden_dim", "16", "--batch_size", "4"]
+SMALL = ["--epochs", "2", "--L", "2", "--hidden_dim", "16", "--batch_size", "4",
+         "--use_gpu", "False"]  # CPU tests; tests/test_gpu.py and scripts/gpu_check.py use CUDA
 
 
 def only_run_dir(out):
