@@ -28,17 +28,18 @@ Homophily (``C`` classes, ``C_k`` the nodes of class ``k``, ``E`` the undirected
   :math:`h_k = \sum_{v \in C_k} |\{u \in N(v): y_u = k\}| / \sum_{v \in C_k} d(v)` (``h_k = 0`` for
   a class without edges);
 * adjusted homophily (Platonov et al. 2023, "Characterizing Graph Datasets for Node
-  Classification: Homophily-Heterophily Dichotomy and Beyond", Eq. for :math:`h_{adj}`):
+  Classification: Homophily-Heterophily Dichotomy and Beyond", NeurIPS 2023):
   :math:`h_{adj} = (h_{edge} - \sum_k \bar p_k^2) / (1 - \sum_k \bar p_k^2)` with the
   degree-weighted class distribution :math:`\bar p_k = \sum_{v \in C_k} d(v) / 2|E|`. It is 1 for
   a perfectly homophilous graph and 0 in expectation for labels independent of the edges.
 
 Duplicates: two nodes are *duplicates* when they have the same feature vector and the same
-neighbour set (open neighbourhoods of the simple symmetrised graph), the notion of Platonov et al.
+neighbour set (open neighbourhoods of the simple symmetrised graph), the notion Platonov et al.
 2023 ("A critical look at the evaluation of GNNs under heterophily: are we really making
-progress?", ICLR 2023), whose filtered Squirrel/Chameleon remove such copies. A duplicate of a
-training node in the test set leaks its label. :func:`filtered_squirrel` reproduces their
-*published* filtered Squirrel exactly; the rule it needs is not the one above (see there).
+progress?", ICLR 2023) describe for Squirrel and Chameleon. A duplicate of a training node in the
+test set leaks its label. ``features=None`` gives *structural twins* (same neighbour set, any
+features). :func:`filtered_squirrel` reproduces their *published* filtered Squirrel exactly, but
+with a different rule, on the directed edge list (see there).
 
 Spectrum
 --------
@@ -52,17 +53,19 @@ of a signal matrix ``Y`` (one column per class: the one-hot labels) at eigenvalu
   removed, the class proportions times the constant vector, is what a constant predictor (a net's
   output bias) gives without any graph; uncentred, it would put about :math:`\sum_c p_c^2` of the
   energy (1/C for balanced classes) near λ = 0 for every graph and every labelling alike. After
-  centring, a labelling independent of the graph spreads its energy evenly over the eigenvectors
-  (up to :math:`O(1/n)` per eigenvector), so the *eigenvalue mass* of each band (the fraction of
-  eigenvalues in it, reported as ``baseline``) is what a structure-free labelling would show.
+  centring, a labelling independent of the graph (the labels permuted at random) spreads its
+  energy almost evenly over the eigenvectors; its exact expected band fractions are reported as
+  ``baseline`` (:class:`SpectralEnergy`), next to the fraction of eigenvalues per band, which
+  they equal up to :math:`O(1/n)`. A band holds label signal when its fraction exceeds its
+  baseline.
 * **Bands** in λ: low ``[0, 2/3)``, middle ``[2/3, 4/3)``, high ``[4/3, 2]`` — three equal thirds
   of the spectrum, matching the paper's low-/middle-/high-pass filters (the mid filter
   :math:`(\lambda-1)^2 - a` is centred on λ = 1). An eigenvalue within ``1e-9`` of a boundary
   counts as lying on it (so ``K_4``'s ``4/3`` is high-band).
 * **Exact** (up to :data:`EXACT_MAX_NODES` nodes): dense ``scipy.linalg.eigh`` of ``L``.
 * **Estimate** (larger graphs): a Chebyshev expansion with Jackson damping (the kernel
-  polynomial method, Weiße, Wellein, Alvermann & Fehske 2006, Rev. Mod. Phys. 78, 275, Eqs. 71 and
-  the indicator coefficients of a Chebyshev series). With :math:`x = \lambda - 1`, i.e.
+  polynomial method of Weiße, Wellein, Alvermann & Fehske 2006, "The kernel polynomial method",
+  Rev. Mod. Phys. 78, 275; Jackson kernel: their Eq. 71). With :math:`x = \lambda - 1`, i.e.
   :math:`M = L - I = -\tilde A` with spectrum in [-1, 1], the indicator of ``[a, b]`` is
   approximated by :math:`\sum_{k<K} g_k c_k T_k(x)` with
   :math:`c_0 = (\theta_a - \theta_b)/\pi`, :math:`c_k = 2(\sin k\theta_a - \sin k\theta_b)/(k\pi)`,
@@ -71,9 +74,9 @@ of a signal matrix ``Y`` (one column per class: the one-hot labels) at eigenvalu
   (``K`` sparse products, no random vectors). The damped kernel is positive, so every band
   estimate lies in [0, 1] and the bands sum to 1 exactly; the error is the energy within about
   :math:`\pi/K` (in θ) of a band boundary that the kernel smears across it — with ``K = 300``
-  under 0.02 per band on the graphs of ``tests/test_diagnostics.py``. The eigenvalue-mass
-  baseline needs a trace: it is estimated with Rademacher probe vectors (Hutchinson), the only
-  random part.
+  under 0.02 per band on the graphs of ``tests/test_diagnostics.py`` and under 0.001 on
+  Squirrel. The eigenvalue mass and the baseline need a trace: it is estimated with Rademacher
+  probe vectors (Hutchinson), the only random part.
 * Batched-graph datasets (SBM, ZINC, MNIST) are measured per graph (exact) on a sample and
   averaged (:func:`mean_spectral_energy`).
 """
@@ -99,7 +102,9 @@ BANDS: tuple[tuple[str, float, float], ...] = (
     ("low", 0.0, 2.0 / 3.0), ("mid", 2.0 / 3.0, 4.0 / 3.0), ("high", 4.0 / 3.0, 2.0))
 EXACT_MAX_NODES = 6000  # dense eigh up to here (~1 min at 5k nodes on one core)
 CHEB_ORDER = 300  # Chebyshev moments of the estimate
-HIST_BINS = 40  # λ bins of the energy density (width 0.05)
+# λ bins of the energy histograms: 41, so that λ = 1 (where leaves sharing a neighbour and isolated
+# nodes put whole eigenspaces) is a bin centre, not an edge the Chebyshev kernel would halve
+HIST_BINS = 41
 SKETCH_COLUMNS = 64  # wider feature matrices are sketched to this many random columns
 _SNAP = 1e-9
 
@@ -503,13 +508,13 @@ def label_signal(labels: ArrayLike, num_classes: int | None = None) -> np.ndarra
 
 def feature_signal(features: Tensor | np.ndarray, vocab: int | None = None,
                    max_columns: int = SKETCH_COLUMNS, seed: int = 0) -> np.ndarray:
-    """Node input features as a centred signal matrix.
+    r"""Node input features as a centred signal matrix.
 
     Integer ids ``(n,)`` (SBM, ZINC) become one-hot rows of width ``vocab``; float features are
     taken as they are (dense or torch/scipy sparse). A matrix wider than ``max_columns`` is
     replaced by ``X G / sqrt(m)`` with a seeded Gaussian ``G`` of ``m = max_columns`` columns,
     which preserves every band energy in expectation (a Hutchinson sketch of
-    :math:`\\mathrm{tr}(X^\\top P X)`). Columns are centred.
+    :math:`\mathrm{tr}(X^\top P X)`). Columns are centred.
     """
     if isinstance(features, Tensor) and features.is_sparse:
         f = features.coalesce()
@@ -542,29 +547,47 @@ def band_of(lam: np.ndarray) -> np.ndarray:
 
 @dataclass
 class SpectralEnergy:
-    """Where a signal's energy lies in the spectrum of the normalised Laplacian.
+    r"""Where a signal's energy lies in the spectrum of the normalised Laplacian.
 
-    ``bands``: fraction of the energy per band; ``baseline``: fraction of the eigenvalues per band
-    (what a labelling independent of the graph gives); ``edges``/``energy``/``eigenvalues``: a
-    histogram over λ of the energy fractions and the eigenvalue fractions; ``total``: the energy
-    (squared Frobenius norm of the centred signal); ``method``: ``exact`` or ``chebyshev``
-    (``order`` moments).
+    * ``bands``: fraction of the energy per band;
+    * ``baseline``: the expected ``bands`` when the labels are permuted at random over the nodes
+      (the null model of a labelling independent of the graph): eigenvector ``u_i`` then gets the
+      expected fraction :math:`(1 - (u_i^\top \mathbf 1)^2/n)/(n-1)`, since a centred
+      exchangeable vector has :math:`E[yy^\top] \propto I - \mathbf 1 \mathbf 1^\top/n` and the
+      total :math:`\|y_c\|^2` does not change under a permutation;
+    * ``eigenvalue_mass``: the fraction of the eigenvalues per band (``baseline`` up to
+      :math:`O(1/n)`);
+    * ``edges``/``energy``/``null``/``eigenvalues``: the same three as histograms over λ;
+    * ``mean_lambda``: the energy-weighted mean eigenvalue, i.e. the Rayleigh quotient
+      :math:`\mathrm{tr}(Y^\top L Y) / \mathrm{tr}(Y^\top Y)` (exact in both methods), and
+      ``baseline_mean_lambda`` its expectation under the permutation null,
+      :math:`(n - \mathbf 1^\top L \mathbf 1/n)/(n-1)` — a one-number summary that does not depend
+      on the band edges (below 1: smoother than random; above: rougher);
+    * ``total``: the energy (squared Frobenius norm of the centred signal); ``method``:
+      ``exact`` or ``chebyshev`` (``order`` moments).
     """
 
     method: str
     bands: dict[str, float]
     baseline: dict[str, float]
+    eigenvalue_mass: dict[str, float]
     edges: np.ndarray
     energy: np.ndarray
+    null: np.ndarray
     eigenvalues: np.ndarray
     total: float
     nodes: int
+    mean_lambda: float = math.nan
+    baseline_mean_lambda: float = math.nan
     order: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {"method": self.method, "bands": self.bands, "baseline": self.baseline,
-                "total_energy": self.total, "nodes": self.nodes, "order": self.order,
+                "eigenvalue_mass": self.eigenvalue_mass, "mean_lambda": self.mean_lambda,
+                "baseline_mean_lambda": self.baseline_mean_lambda, "total_energy": self.total,
+                "nodes": self.nodes, "order": self.order,
                 "histogram": {"edges": self.edges.tolist(), "energy": self.energy.tolist(),
+                              "baseline": self.null.tolist(),
                               "eigenvalues": self.eigenvalues.tolist()}}
 
 
@@ -576,28 +599,44 @@ def _hist_edges(bins: int) -> np.ndarray:
     return np.linspace(0.0, 2.0, bins + 1)
 
 
+def _eigh(adj: sp.spmatrix) -> tuple[np.ndarray, np.ndarray]:
+    lam, vec = scipy.linalg.eigh(laplacian(adj).toarray(), driver="evd")
+    return np.clip(lam, 0.0, 2.0), vec
+
+
 def eigen_energy(adj: sp.spmatrix, signal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Exact eigenvalues of ``L`` and the signal's energy ``Σ_c (u_i·y_c)²`` at each."""
-    lap = laplacian(adj).toarray()
-    lam, vec = scipy.linalg.eigh(lap, driver="evd")
-    coef = vec.T @ np.asarray(signal, dtype=np.float64).reshape(lap.shape[0], -1)
-    return np.clip(lam, 0.0, 2.0), (coef ** 2).sum(axis=1)
+    lam, vec = _eigh(adj)
+    coef = vec.T @ np.asarray(signal, dtype=np.float64).reshape(adj.shape[0], -1)
+    return lam, (coef ** 2).sum(axis=1)
+
+
+def _exact_result(lam: np.ndarray, vec: np.ndarray, signal: np.ndarray,
+                  bins: int) -> SpectralEnergy:
+    n = lam.size
+    coef = vec.T @ np.asarray(signal, dtype=np.float64).reshape(n, -1)
+    e = (coef ** 2).sum(axis=1)
+    total = float(e.sum())
+    null = (1.0 - (vec.sum(axis=0) ** 2) / n) / (n - 1) if n > 1 else np.full(n, math.nan)
+    b = band_of(lam)
+    edges = _hist_edges(bins)
+    pos = np.clip(np.searchsorted(edges, lam + _SNAP, side="right") - 1, 0, bins - 1)
+    if total > 0:
+        energy = np.bincount(pos, weights=e, minlength=bins) / total
+        band_e = np.bincount(b, weights=e, minlength=3) / total
+    else:
+        energy, band_e = np.full(bins, math.nan), np.full(3, math.nan)
+    return SpectralEnergy(
+        "exact", _band_dict(band_e), _band_dict(np.bincount(b, weights=null, minlength=3)),
+        _band_dict(np.bincount(b, minlength=3) / n), edges, energy,
+        np.bincount(pos, weights=null, minlength=bins), np.bincount(pos, minlength=bins) / n,
+        total, n, float(e @ lam / total) if total > 0 else math.nan, float(null @ lam))
 
 
 def spectral_energy_exact(adj: sp.spmatrix, signal: np.ndarray,
                           bins: int = HIST_BINS) -> SpectralEnergy:
     """:class:`SpectralEnergy` from the dense eigendecomposition of ``L``."""
-    lam, e = eigen_energy(adj, signal)
-    total = float(e.sum())
-    b = band_of(lam)
-    edges = _hist_edges(bins)
-    pos = np.clip(np.searchsorted(edges, lam + _SNAP, side="right") - 1, 0, bins - 1)
-    energy = np.bincount(pos, weights=e, minlength=bins) / total if total > 0 else \
-        np.full(bins, math.nan)
-    band_e = np.bincount(b, weights=e, minlength=3) / total if total > 0 else np.full(3, math.nan)
-    return SpectralEnergy("exact", _band_dict(band_e),
-                          _band_dict(np.bincount(b, minlength=3) / lam.size), edges, energy,
-                          np.bincount(pos, minlength=bins) / lam.size, total, lam.size)
+    return _exact_result(*_eigh(adj), signal, bins)
 
 
 def jackson_kernel(order: int) -> np.ndarray:
@@ -615,67 +654,88 @@ def indicator_coefficients(lo: float, hi: float, order: int) -> np.ndarray:
                            2.0 * (np.sin(k * ta) - np.sin(k * tb)) / (k * math.pi)])
 
 
-def chebyshev_moments(adj: sp.spmatrix, signal: np.ndarray, order: int = CHEB_ORDER,
-                      per_column: bool = False) -> np.ndarray:
-    """:math:`\\mu_k = \\sum_c y_c^\\top T_k(L - I) y_c` for ``k < order`` (``per_column``: one
-    row per column ``c`` instead of the sum)."""
+def chebyshev_moments(adj: sp.spmatrix, signal: np.ndarray,
+                      order: int = CHEB_ORDER) -> np.ndarray:
+    r""":math:`\mu_k = \sum_c y_c^\top T_k(L - I)\, y_c` for ``k < order``."""
     m = -normalized_adjacency(adj)  # L - I
     y = np.asarray(signal, dtype=np.float64).reshape(adj.shape[0], -1)
-    mu = np.zeros((order, y.shape[1]))
+    mu = np.zeros(order)
     prev, cur = y, m @ y
-    mu[0] = (y * prev).sum(axis=0)
+    mu[0] = (y * prev).sum()
     if order > 1:
-        mu[1] = (y * cur).sum(axis=0)
+        mu[1] = (y * cur).sum()
     for k in range(2, order):
         prev, cur = cur, 2.0 * (m @ cur) - prev
-        mu[k] = (y * cur).sum(axis=0)
-    return mu.T if per_column else mu.sum(axis=1)
+        mu[k] = (y * cur).sum()
+    return mu
 
 
 def _interval_masses(moments: np.ndarray, intervals: Sequence[tuple[float, float]],
                      order: int) -> np.ndarray:
     """Jackson-damped estimates of the spectral measure of each interval from its moments."""
     coef = np.stack([indicator_coefficients(lo, hi, order) for lo, hi in intervals])
-    return coef @ (jackson_kernel(order) * moments[:order])
+    return np.clip(coef @ (jackson_kernel(order) * moments[:order]), 0.0, None)
 
 
 def spectral_energy_chebyshev(adj: sp.spmatrix, signal: np.ndarray, order: int = CHEB_ORDER,
                               bins: int = HIST_BINS, probes: int = 16,
                               seed: int = 0) -> SpectralEnergy:
-    """:class:`SpectralEnergy` by the Jackson-damped Chebyshev expansion (module docstring).
+    r""":class:`SpectralEnergy` by the Jackson-damped Chebyshev expansion (module docstring).
 
-    Band energies use the exact moments of ``signal``; the eigenvalue ``baseline`` uses
-    ``probes`` Rademacher vectors (seeded) for the trace.
+    Band energies use the exact moments of ``signal``. The eigenvalue mass needs a trace,
+    estimated with ``probes`` seeded Rademacher vectors; the permutation ``baseline`` is then
+    :math:`(n\, m_B - \mathbf 1^\top P_B \mathbf 1 / n)/(n-1)` (the second term from the exact
+    moments of the constant vector).
     """
     n = adj.shape[0]
-    mu = chebyshev_moments(adj, signal, order)
-    total = float(mu[0])
     edges = _hist_edges(bins)
     band_iv = [(lo, hi) for _, lo, hi in BANDS]
     hist_iv = list(zip(edges[:-1], edges[1:], strict=True))
-    if total > 0:
-        band_e = np.clip(_interval_masses(mu, band_iv, order) / total, 0.0, 1.0)
-        energy = np.clip(_interval_masses(mu, hist_iv, order) / total, 0.0, 1.0)
-    else:
-        band_e, energy = np.full(3, math.nan), np.full(bins, math.nan)
+
+    def masses(mu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if mu[0] <= 0:
+            return np.full(3, math.nan), np.full(bins, math.nan)
+        return (_interval_masses(mu, band_iv, order) / mu[0],
+                _interval_masses(mu, hist_iv, order) / mu[0])
+
+    mu = chebyshev_moments(adj, signal, order)
+    band_e, energy = masses(mu)
     z = np.random.default_rng(seed).choice([-1.0, 1.0], size=(n, probes))
-    tr = chebyshev_moments(adj, z, order) / probes / n  # moments of the eigenvalue density
-    base = np.clip(_interval_masses(tr, band_iv, order), 0.0, 1.0)
-    eig = np.clip(_interval_masses(tr, hist_iv, order), 0.0, 1.0)
-    return SpectralEnergy("chebyshev", _band_dict(band_e), _band_dict(base / base.sum()), edges,
-                          energy, eig / eig.sum(), total, n, order)
+    mass_b, mass_h = masses(chebyshev_moments(adj, z, order))  # eigenvalue density
+    ones_b, ones_h = masses(chebyshev_moments(adj, np.ones(n), order))  # 1ᵀ P 1 / n
+
+    def null(mass: np.ndarray, ones: np.ndarray) -> np.ndarray:
+        return np.clip((n * mass - ones) / (n - 1), 0.0, None) if n > 1 else mass
+
+    ones = np.ones(n)
+    base_lam = (n - ones @ (laplacian(adj) @ ones) / n) / (n - 1) if n > 1 else math.nan
+    return SpectralEnergy("chebyshev", _band_dict(band_e), _band_dict(null(mass_b, ones_b)),
+                          _band_dict(mass_b), edges, energy, null(mass_h, ones_h), mass_h,
+                          float(mu[0]), n, 1.0 + mu[1] / mu[0] if mu[0] > 0 else math.nan,
+                          float(base_lam), order)
+
+
+def spectral_energies(adj: sp.spmatrix, signals: dict[str, np.ndarray], method: str = "auto",
+                      exact_max_nodes: int = EXACT_MAX_NODES, order: int = CHEB_ORDER,
+                      bins: int = HIST_BINS) -> dict[str, SpectralEnergy]:
+    """:class:`SpectralEnergy` of several signals on one graph: exact up to ``exact_max_nodes``
+    nodes (``method="auto"``; one eigendecomposition shared by all signals), else the Chebyshev
+    estimate; ``method="exact"``/``"chebyshev"`` forces one."""
+    if method not in ("auto", "exact", "chebyshev"):
+        raise ValueError(f"unknown method {method!r}: auto, exact or chebyshev")
+    if method == "exact" or (method == "auto" and adj.shape[0] <= exact_max_nodes):
+        lam, vec = _eigh(adj)
+        return {name: _exact_result(lam, vec, sig, bins) for name, sig in signals.items()}
+    return {name: spectral_energy_chebyshev(adj, sig, order, bins)
+            for name, sig in signals.items()}
 
 
 def spectral_energy(adj: sp.spmatrix, signal: np.ndarray, method: str = "auto",
                     exact_max_nodes: int = EXACT_MAX_NODES, order: int = CHEB_ORDER,
                     bins: int = HIST_BINS) -> SpectralEnergy:
-    """Exact up to ``exact_max_nodes`` nodes (``method="auto"``), else the Chebyshev estimate;
-    ``method="exact"``/``"chebyshev"`` forces one."""
-    if method not in ("auto", "exact", "chebyshev"):
-        raise ValueError(f"unknown method {method!r}: auto, exact or chebyshev")
-    if method == "exact" or (method == "auto" and adj.shape[0] <= exact_max_nodes):
-        return spectral_energy_exact(adj, signal, bins)
-    return spectral_energy_chebyshev(adj, signal, order, bins)
+    """:func:`spectral_energies` of one signal."""
+    return spectral_energies(adj, {"signal": signal}, method, exact_max_nodes, order,
+                             bins)["signal"]
 
 
 def mean_spectral_energy(items: Iterable[tuple[sp.spmatrix, np.ndarray]],
@@ -683,7 +743,8 @@ def mean_spectral_energy(items: Iterable[tuple[sp.spmatrix, np.ndarray]],
     """Exact :class:`SpectralEnergy` per graph, averaged over graphs (each graph weighs the same).
 
     Graphs whose centred signal is zero (e.g. one class only) are skipped and counted. Returns
-    band means and standard deviations, the mean baseline and the mean histograms.
+    band means and standard deviations over graphs, the mean baseline and eigenvalue mass, and
+    the mean histograms.
     """
     results = []
     skipped = 0
@@ -695,18 +756,27 @@ def mean_spectral_energy(items: Iterable[tuple[sp.spmatrix, np.ndarray]],
             skipped += 1
     if not results:
         return {"graphs": 0, "skipped": skipped}
-    names = [b for b, _, _ in BANDS]
-    frac = np.array([[r.bands[b] for b in names] for r in results])
-    base = np.array([[r.baseline[b] for b in names] for r in results])
+
+    def mean(key: str) -> tuple[dict[str, float], dict[str, float]]:
+        v = np.array([[getattr(r, key)[b] for b, _, _ in BANDS] for r in results])
+        return _band_dict(v.mean(axis=0)), _band_dict(v.std(axis=0))
+
+    bands, bands_std = mean("bands")
+    lam = np.array([r.mean_lambda for r in results])
     return {
         "method": "exact per graph, mean over graphs",
         "graphs": len(results),
         "skipped": skipped,
-        "bands": _band_dict(frac.mean(axis=0)),
-        "bands_std": _band_dict(frac.std(axis=0)),
-        "baseline": _band_dict(base.mean(axis=0)),
+        "bands": bands,
+        "bands_std": bands_std,
+        "baseline": mean("baseline")[0],
+        "eigenvalue_mass": mean("eigenvalue_mass")[0],
+        "mean_lambda": float(lam.mean()),
+        "mean_lambda_std": float(lam.std()),
+        "baseline_mean_lambda": float(np.mean([r.baseline_mean_lambda for r in results])),
         "nodes_per_graph": _summary(np.array([r.nodes for r in results])),
-        "histogram": {"edges": results[0].edges.tolist(),
-                      "energy": np.mean([r.energy for r in results], axis=0).tolist(),
-                      "eigenvalues": np.mean([r.eigenvalues for r in results], axis=0).tolist()},
+        "histogram": {k: np.mean([getattr(r, a) for r in results], axis=0).tolist()
+                      for k, a in (("energy", "energy"), ("baseline", "null"),
+                                   ("eigenvalues", "eigenvalues"))}
+        | {"edges": results[0].edges.tolist()},
     }

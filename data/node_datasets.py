@@ -60,11 +60,12 @@ from data.common import DataError, one_line
 from data.graph import Graph
 from data.interop import download, from_dgl, from_pyg, require_dgl, require_pyg
 
-NODE_DATASETS = ("PUBMED", "SQUIRREL", "ARXIV_YEAR", "YELPCHI")
+NODE_DATASETS = ("PUBMED", "SQUIRREL", "SQUIRREL_FILTERED", "ARXIV_YEAR", "YELPCHI")
 # Which ``source`` values each dataset accepts (the first is the default).
 NODE_SOURCES: dict[str, tuple[str, ...]] = {
     "PUBMED": ("raw", "dgl", "pyg"),
     "SQUIRREL": ("raw", "pyg"),
+    "SQUIRREL_FILTERED": ("raw", "pyg"),
     "ARXIV_YEAR": ("raw",),
     "YELPCHI": ("raw", "dgl"),
 }
@@ -73,6 +74,7 @@ NODE_SOURCES: dict[str, tuple[str, ...]] = {
 SPLIT_RATIOS: dict[str, tuple[float, float, float]] = {
     "PUBMED": (0.6, 0.2, 0.2),
     "SQUIRREL": (0.5, 0.25, 0.25),
+    "SQUIRREL_FILTERED": (0.5, 0.25, 0.25),
     "ARXIV_YEAR": (0.5, 0.25, 0.25),
     "YELPCHI": (0.5, 0.25, 0.25),
 }
@@ -529,6 +531,16 @@ def load_squirrel(data_dir: str | os.PathLike | None, source: str = "raw") -> No
     )
 
 
+def load_squirrel_filtered(data_dir: str | os.PathLike | None,
+                           source: str = "raw") -> NodeDataset:
+    """Platonov et al. (2023)'s filtered Squirrel, derived from the same files as ``SQUIRREL``:
+    2223 nodes, 46,998 undirected edges, the 10 splits restricted to the kept nodes (node by node
+    the released ``squirrel_filtered.npz``; see :func:`data.diagnostics.filtered_squirrel`)."""
+    from data.diagnostics import filtered_squirrel  # diagnostics imports this module
+
+    return filtered_squirrel(load_squirrel(data_dir, source))
+
+
 # --------------------------------------------------------------------------------------------
 # Arxiv-year (ogbn-arxiv with publication-year labels, LINKX)
 # --------------------------------------------------------------------------------------------
@@ -704,6 +716,7 @@ def load_yelpchi(data_dir: str | os.PathLike | None, source: str = "raw") -> Nod
 _LOADERS = {
     "PUBMED": load_pubmed,
     "SQUIRREL": load_squirrel,
+    "SQUIRREL_FILTERED": lambda data_dir, source="raw": load_squirrel_filtered(data_dir, source),
     "ARXIV_YEAR": load_arxiv_year,
     "YELPCHI": load_yelpchi,
 }

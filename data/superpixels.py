@@ -176,6 +176,8 @@ def read_idx(path: str | os.PathLike) -> np.ndarray:
         raise DataError(f"{path} is not an idx file (bad magic number {buf[:4].hex()})")
     ndim = buf[3]
     header = 4 + 4 * ndim
+    if len(buf) < header:
+        raise DataError(f"{path} is truncated: its header announces {ndim} dimensions")
     shape = tuple(int(s) for s in np.frombuffer(buf, dtype=">u4", count=ndim, offset=4))
     dtype = np.dtype(dtypes[buf[2]])
     expected = int(np.prod(shape)) * dtype.itemsize

@@ -414,6 +414,17 @@ def test_cli_on_a_batched_graph_dataset(tmp_path):
     assert report["targets"]["train"]["count"] == 12
 
 
+def test_cli_without_matplotlib_still_writes_the_json(tmp_path, capsys, monkeypatch):
+    write_squirrel(tmp_path / "squirrel")
+    monkeypatch.setattr(diagnose, "_pyplot", lambda: None)
+    assert diagnose.main(["--dataset", "squirrel", "--data_dir", str(tmp_path / "squirrel"),
+                          "--out", str(tmp_path / "out")]) == 0
+    assert (tmp_path / "out" / "SQUIRREL_diagnostics.json").exists()
+    assert not (tmp_path / "out" / "SQUIRREL_diagnostics.png").exists()
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last.startswith("matplotlib is not installed")
+
+
 @pytest.mark.parametrize("argv, needle", [
     (["--dataset", "NOPE"], "unknown dataset"),
     (["--dataset", "SQUIRREL", "--data_dir", "/nonexistent"], "squirrel_directed.npz"),

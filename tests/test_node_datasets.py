@@ -657,3 +657,15 @@ def test_main(tmp_path: Path, capsys) -> None:
     out = capsys.readouterr().out
     assert "nodes            7" in out and "fixed splits     2" in out
     assert main(["--name", "SQUIRREL", "--data_dir", str(tmp_path / "nothing")]) == 1
+
+
+def test_filtered_squirrel_is_a_dataset(tmp_path) -> None:
+    """SQUIRREL_FILTERED loads from Squirrel's files: an induced subgraph with the splits
+    restricted to the kept nodes (the derivation itself: tests/test_diagnostics.py)."""
+    write_squirrel(tmp_path)
+    full = load_node_dataset("SQUIRREL", tmp_path)
+    ds = load_node_dataset("SQUIRREL_FILTERED", tmp_path)
+    assert ds.name == "SQUIRREL_FILTERED" and ds.num_nodes <= full.num_nodes
+    assert len(ds.fixed_splits) == len(full.fixed_splits)
+    for split in ds.fixed_splits:
+        assert all(t.numel() == 0 or int(t.max()) < ds.num_nodes for t in split)

@@ -244,9 +244,9 @@ def _normalise(cfg: dict[str, Any]) -> None:
     net["filters"] = list(filters)
     ratio = cfg["data"]["split_ratio"]
     if ratio is not None:
-        parts = ratio.replace("/", ",").split(",") if isinstance(ratio, str) else ratio
+        text = ",".join(map(str, ratio)) if isinstance(ratio, list) else str(ratio)
         try:
-            values = [float(x) for x in parts]
+            values = [float(x) for x in text.replace("/", ",").split(",")]
         except (TypeError, ValueError):
             values = []
         if len(values) == 3 and max(values) > 1:  # percentages, e.g. 60/20/20
