@@ -9,6 +9,7 @@ A checkpoint is a ``torch.save`` of a plain dict — ``state_dict`` (the net's w
 from __future__ import annotations
 
 import os
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,9 @@ def load_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
         raise CheckpointError(f"checkpoint not found: {path}")
     try:
         ckpt = torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError:
+        raise CheckpointError(f"{path} is not a readable checkpoint (not written by torch.save, "
+                              "or it holds objects other than tensors and plain values)") from None
     except Exception as err:  # garbage makes torch.load fail in many ways, all meaning "no"
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise CheckpointError(f"{path} is not a readable checkpoint ({first[:160]})") from None
@@ -71,7 +75,8 @@ def model_from_checkpoint(ckpt: dict[str, Any], io: NetIO | None = None) -> nn.M
         net = build_net(cfg["model"], saved, cfg["net_params"])
         net.load_state_dict(ckpt["state_dict"])
     except (KeyError, TypeError, ValueError, RuntimeError) as err:
-        first = str(err).strip().splitlines()[0]
+        lines = [line.strip() for line in str(err).strip().splitlines() if line.strip()]
+        detail = " ".join(lines[1:2] or lines[:1])  # the first mismatch, not the heading
         raise CheckpointError(f"the checkpoint's weights do not fit its model "
-                              f"{cfg.get('model')!r}: {first[:200]}") from None
+                              f"{cfg.get('model')!r}: {detail[:200]}") from None
     return net.eval()
