@@ -194,11 +194,18 @@ def cell_dir(out_root: str | os.PathLike, table: str, cell: Cell) -> Path:
 
 
 def data_dir_for(cell: Cell, data_root: str, data_dirs: dict[str, str]) -> str | None:
-    """``--data_dir DATASET=PATH`` if given, else the cell's default under ``data_root``."""
+    """``--data_dir DATASET=PATH`` if given, else the cell's folder under ``data_root``.
+
+    ``DATASET`` is the cell's dataset or the name of its default folder (a dataset derived from
+    another one's files, such as SQUIRREL_FILTERED reading ``{data_root}/SQUIRREL``, follows
+    ``--data_dir SQUIRREL=PATH``)."""
     if cell.dataset in data_dirs:
         return data_dirs[cell.dataset]
     if cell.data_dir is None:
         return None
+    folder = Path(str(cell.data_dir)).name
+    if folder in data_dirs and str(cell.data_dir) == f"{{data_root}}/{folder}":
+        return data_dirs[folder]
     return str(cell.data_dir).format(data_root=data_root)
 
 
