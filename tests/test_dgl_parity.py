@@ -54,34 +54,33 @@ import copy
 import numpy as np
 import pytest
 import torch
+from torch import nn
 
-dgl = pytest.importorskip("dgl", reason="DGL profile only (bash scripts/setup.sh --dgl)")
-
-from dgl.nn.functional import edge_softmax as dgl_edge_softmax  # noqa: E402
-from dgl.nn.pytorch import GATConv as DGLGATConv  # noqa: E402
-from dgl.nn.pytorch import GMMConv as DGLGMMConv  # noqa: E402
-from dgl.nn.pytorch import GraphConv as DGLGraphConv  # noqa: E402
-from dgl.nn.pytorch import SAGEConv as DGLSAGEConv  # noqa: E402
-from dgl.nn.pytorch import SGConv as DGLSGConv  # noqa: E402
-from torch import nn  # noqa: E402
-
-import layers.propagation as propagation  # noqa: E402
-from data.graph import Graph  # noqa: E402
-from layers import ap_layer  # noqa: E402
-from layers.ap_layer import AdaptivePropagation, ap_propagate  # noqa: E402
-from layers.gat_layer import GATConv  # noqa: E402
-from layers.gcn_layer import GraphConv  # noqa: E402
-from layers.gin_layer import GINLayer  # noqa: E402
-from layers.gmm_layer import GMMConv  # noqa: E402
-from layers.graphsage_layer import SAGEConv  # noqa: E402
-from layers.propagation import (  # noqa: E402
+import layers.propagation as propagation
+from data.graph import Graph
+from layers import ap_layer
+from layers.ap_layer import AdaptivePropagation, ap_propagate
+from layers.gat_layer import GATConv
+from layers.gcn_layer import GraphConv
+from layers.gin_layer import GINLayer
+from layers.gmm_layer import GMMConv
+from layers.graphsage_layer import SAGEConv
+from layers.propagation import (
     aggregate,
     aggregate_edges,
     edge_softmax,
     readout,
     weighted_aggregate,
 )
-from nets.baselines import SGConv  # noqa: E402
+from nets.baselines import SGConv
+
+dgl = pytest.importorskip("dgl", reason="DGL profile only (bash scripts/setup.sh --dgl)")
+dgl_edge_softmax = dgl.nn.functional.edge_softmax
+DGLGATConv = dgl.nn.pytorch.GATConv
+DGLGMMConv = dgl.nn.pytorch.GMMConv
+DGLGraphConv = dgl.nn.pytorch.GraphConv
+DGLSAGEConv = dgl.nn.pytorch.SAGEConv
+DGLSGConv = dgl.nn.pytorch.SGConv
 
 F64 = {"rtol": 1e-10, "atol": 1e-12}
 F64_DEGREE = {"rtol": 1e-6, "atol_of_max": 5e-7}

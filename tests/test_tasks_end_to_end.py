@@ -5,12 +5,13 @@ import json
 
 import pytest
 import torch
-from test_molecules_data import _molecule, _write
-from test_node_datasets import write_squirrel
-from test_superpixels_data import _write_mnist
 
 import evaluate_checkpoint
 import train.runner as runner
+from tests.data_writers import molecule as _molecule
+from tests.data_writers import write_mnist as _write_mnist
+from tests.data_writers import write_zinc as _write
+from tests.test_node_datasets import write_squirrel
 from train.tasks import NODE, SUPERPIXELS, ZINC
 
 SMALL = ["--epochs", "2", "--L", "2", "--hidden_dim", "16", "--batch_size", "4",
