@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+import types
+
 import torch
 
 from data.graph import Graph
@@ -13,3 +16,21 @@ def rand_graph(n: int, m: int, seed: int = 0) -> Graph:
     gen = torch.Generator().manual_seed(seed)
     pairs = torch.randperm(n * n, generator=gen)[:m]
     return Graph(pairs // n, pairs % n, n)
+
+
+def fake_pyg_datasets(monkeypatch, **classes) -> list:
+    """Install a fake ``torch_geometric.datasets`` holding ``classes`` (name -> constructor);
+    returns the log of ``(name, args, kwargs)`` of every construction."""
+    calls: list = []
+    tg = types.ModuleType("torch_geometric")
+    datasets = types.ModuleType("torch_geometric.datasets")
+    for name, make in classes.items():
+        def factory(*args, _make=make, _name=name, **kwargs):
+            calls.append((_name, args, kwargs))
+            return _make(*args, **kwargs)
+
+        setattr(datasets, name, factory)
+    tg.datasets = datasets
+    monkeypatch.setitem(sys.modules, "torch_geometric", tg)
+    monkeypatch.setitem(sys.modules, "torch_geometric.datasets", datasets)
+    return calls

@@ -16,6 +16,7 @@ from data.graph import Graph
 from data.molecules import load_zinc, molecule_to_graph, zinc_statistics
 from tests.data_writers import molecule as _molecule
 from tests.data_writers import write_zinc as _write
+from tests.helpers import fake_pyg_datasets
 
 REAL_ZINC = Path(__file__).resolve().parents[2] / "shared" / "data" / "zinc"
 if not REAL_ZINC.is_dir():
@@ -169,11 +170,7 @@ def test_pyg_source_mapping(tmp_path, zinc_dir, monkeypatch, atoms_as):
         def __getitem__(self, i):
             return self.items[i]
 
-    tg = types.ModuleType("torch_geometric")
-    tg.datasets = types.ModuleType("torch_geometric.datasets")
-    tg.datasets.ZINC = FakeZINC
-    monkeypatch.setitem(sys.modules, "torch_geometric", tg)
-    monkeypatch.setitem(sys.modules, "torch_geometric.datasets", tg.datasets)
+    fake_pyg_datasets(monkeypatch, ZINC=FakeZINC)
     ds = load_zinc(tmp_path / "somewhere", source="pyg", max_graphs=3)
     assert seen == [(str(tmp_path / "somewhere" / "pyg"), True, s)
                     for s in ("train", "val", "test")]

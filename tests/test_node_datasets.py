@@ -35,6 +35,7 @@ from data.node_datasets import (
     random_split,
     with_edge_direction,
 )
+from tests.helpers import fake_pyg_datasets
 
 SQUIRREL_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "squirrel"
 
@@ -235,23 +236,6 @@ def test_split_ratio_option() -> None:
     assert sizes == [60, 20, 20]  # the release's 60/20/20
 
 
-def _fake_pyg_datasets(monkeypatch, **classes) -> list:
-    """Install a fake ``torch_geometric.datasets`` holding ``classes``; returns the call log."""
-    calls: list = []
-    tg = types.ModuleType("torch_geometric")
-    datasets = types.ModuleType("torch_geometric.datasets")
-    for name, make in classes.items():
-        def factory(*args, _make=make, _name=name, **kwargs):
-            calls.append((_name, args, kwargs))
-            return _make(*args, **kwargs)
-
-        setattr(datasets, name, factory)
-    tg.datasets = datasets
-    monkeypatch.setitem(sys.modules, "torch_geometric", tg)
-    monkeypatch.setitem(sys.modules, "torch_geometric.datasets", datasets)
-    return calls
-
-
 def test_pubmed_from_pyg_matches_raw(tmp_path: Path, monkeypatch) -> None:
     # PyG's Planetoid, faked from the same ground truth: raw (unnormalised) features, the
     # directed graph dict as edge_index, masks; it must give what the raw files give.
@@ -266,7 +250,7 @@ def test_pubmed_from_pyg_matches_raw(tmp_path: Path, monkeypatch) -> None:
         x=torch.from_numpy(truth["features"] * scale).float(),
         edge_index=torch.tensor(raw_edges).t(), y=torch.from_numpy(truth["labels"]),
         train_mask=masks["train"], val_mask=masks["val"], test_mask=masks["test"])
-    calls = _fake_pyg_datasets(monkeypatch, Planetoid=lambda root, name: [data])
+    calls = fake_pyg_datasets(monkeypatch, Planetoid=lambda root, name: [data])
     ds = load_node_dataset("PUBMED", tmp_path, source="pyg")
     assert calls == [("Planetoid", (), {"root": str(tmp_path / "pyg"), "name": "PubMed"})]
     ref = load_node_dataset("PUBMED", tmp_path)
@@ -371,7 +355,7 @@ def test_squirrel_from_pyg_matches_npz(tmp_path: Path, monkeypatch) -> None:
         edge_index=torch.tensor(pairs).t(),
         train_mask=torch.from_numpy(truth["masks"][0].T), val_mask=torch.from_numpy(
             truth["masks"][1].T), test_mask=torch.from_numpy(truth["masks"][2].T))
-    calls = _fake_pyg_datasets(
+    calls = fake_pyg_datasets(
         monkeypatch, WikipediaNetwork=lambda root, name, geom_gcn_preprocess: [data])
     ds = load_node_dataset("SQUIRREL", tmp_path, source="pyg")
     assert calls[0][2] == {"root": str(tmp_path / "pyg"), "name": "squirrel",
@@ -399,7 +383,7 @@ def test_pyg_download_failure_is_one_line(tmp_path: Path, monkeypatch) -> None:
     def offline(**kwargs):
         raise ConnectionError("no route\nto host")
 
-    _fake_pyg_datasets(monkeypatch, WikipediaNetwork=offline)
+    fake_pyg_datasets(monkeypatch, WikipediaNetwork=offline)
     with pytest.raises(DataError, match="WikipediaNetwork.*internet") as err:
         load_node_dataset("SQUIRREL", tmp_path, source="pyg")
     assert "\n" not in str(err.value)

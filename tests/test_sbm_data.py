@@ -31,6 +31,7 @@ from data.sbm import (
     sbm_config,
     sbm_statistics,
 )
+from tests.helpers import fake_pyg_datasets
 
 
 def dense(g: Graph) -> np.ndarray:
@@ -493,15 +494,6 @@ def test_dgl_source_without_dgl_is_one_line(tmp_path, monkeypatch):
     assert "\n" not in msg and "scripts/setup.sh --dgl" in msg and "dgl" in msg.lower()
 
 
-def _fake_pyg(monkeypatch, dataset_cls) -> None:
-    tg = types.ModuleType("torch_geometric")
-    datasets = types.ModuleType("torch_geometric.datasets")
-    datasets.GNNBenchmarkDataset = dataset_cls
-    tg.datasets = datasets
-    monkeypatch.setitem(sys.modules, "torch_geometric", tg)
-    monkeypatch.setitem(sys.modules, "torch_geometric.datasets", datasets)
-
-
 def test_pyg_source_mapping(tmp_path, monkeypatch):
     # PyG's GNNBenchmarkDataset stands in as a fake: one-hot float features of width 7, int64
     # node labels, an edge_index; it must become our graphs (ids, no edge features).
@@ -522,7 +514,7 @@ def test_pyg_source_mapping(tmp_path, monkeypatch):
         def __getitem__(self, i):
             return self.item
 
-    _fake_pyg(monkeypatch, FakeBenchmark)
+    fake_pyg_datasets(monkeypatch, GNNBenchmarkDataset=FakeBenchmark)
     ds = load_sbm_dataset("SBM_CLUSTER", tmp_path, max_graphs=2, source="pyg", progress=False)
     assert seen == [(str(tmp_path / "pyg"), "CLUSTER", s) for s in ("train", "val", "test")]
     assert [len(s) for s in (ds.train, ds.val, ds.test)] == [2, 2, 2]
@@ -556,6 +548,6 @@ def test_pyg_source_without_pyg_and_offline(tmp_path, monkeypatch):
         def __init__(self, *args, **kwargs):
             raise ConnectionError("no route to host")
 
-    _fake_pyg(monkeypatch, Offline)
+    fake_pyg_datasets(monkeypatch, GNNBenchmarkDataset=Offline)
     with pytest.raises(DataError, match="failed.*needs internet.*generate"):
         load_sbm_dataset("SBM_PATTERN", tmp_path, source="pyg", progress=False)

@@ -23,6 +23,7 @@ from data.graph import Graph
 from tests.data_writers import idx_bytes as _idx_bytes
 from tests.data_writers import write_idx as _write_idx
 from tests.data_writers import write_mnist as _write_mnist
+from tests.helpers import fake_pyg_datasets
 
 REAL_MNIST = Path(__file__).resolve().parents[2] / "shared" / "data" / "mnist"
 if not REAL_MNIST.is_dir():
@@ -455,11 +456,7 @@ def test_pyg_source_mapping(tmp_path, monkeypatch):
         def __getitem__(self, i):
             return self.items[i]
 
-    tg = types.ModuleType("torch_geometric")
-    tg.datasets = types.ModuleType("torch_geometric.datasets")
-    tg.datasets.GNNBenchmarkDataset = FakeBenchmark
-    monkeypatch.setitem(sys.modules, "torch_geometric", tg)
-    monkeypatch.setitem(sys.modules, "torch_geometric.datasets", tg.datasets)
+    fake_pyg_datasets(monkeypatch, GNNBenchmarkDataset=FakeBenchmark)
     ds = sp.load_superpixels("CIFAR10", tmp_path, source="pyg", max_graphs=2, progress=False)
     assert seen == [(str(tmp_path / "pyg"), "CIFAR10", s) for s in ("train", "val", "test")]
     assert ds.info["source"] == "pyg" and ds.in_dim == 5

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import NoReturn
 
 
@@ -14,8 +13,3 @@ class ArgumentParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"error: {message} (see {self.prog} --help)\n")
 
-
-def fail(message: str, code: int = 2) -> int:
-    """Print ``error: message`` on stderr and return ``code`` (for ``return fail(...)``)."""
-    print(f"error: {message}", file=sys.stderr)
-    return code
