@@ -9,8 +9,11 @@ missing split is reported and skipped. ``--data_source dgl`` downloads DGL's ZIN
 
 import sys
 
-from train.runner import main
-from train.tasks import ZINC
+from train.interrupts import startup
+
+with startup("stopped before training started"):  # Ctrl-C while torch loads
+    from train.runner import main
+    from train.tasks import ZINC
 
 if __name__ == "__main__":
     sys.exit(main(ZINC, description=__doc__))

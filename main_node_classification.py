@@ -1,7 +1,9 @@
 """Full-batch node classification on one graph: PUBMED, SQUIRREL, ARXIV_YEAR, YELPCHI.
 
     python main_node_classification.py --config configs/node_classification_AUTOGCN_SQUIRREL.json \\
-        --data_dir ../shared/data/squirrel --runs 5
+        --data_dir DIR --runs 5
+
+DIR is the folder holding the dataset's files (docs/data.md says which).
 
 Each run draws its own random split (60/20/20 PubMed, 2:1:1 the others); ``--split fixed`` uses
 the published split files instead (run i uses split i).
@@ -9,8 +11,11 @@ the published split files instead (run i uses split i).
 
 import sys
 
-from train.runner import main
-from train.tasks import NODE
+from train.interrupts import startup
+
+with startup("stopped before training started"):  # Ctrl-C while torch loads
+    from train.runner import main
+    from train.tasks import NODE
 
 if __name__ == "__main__":
     sys.exit(main(NODE, description=__doc__))

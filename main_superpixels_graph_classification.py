@@ -10,8 +10,11 @@ graphs are built once into --cache_dir (default ~/.cache/autogcn/superpixels) an
 
 import sys
 
-from train.runner import main
-from train.tasks import SUPERPIXELS
+from train.interrupts import startup
+
+with startup("stopped before training started"):  # Ctrl-C while torch loads
+    from train.runner import main
+    from train.tasks import SUPERPIXELS
 
 if __name__ == "__main__":
     sys.exit(main(SUPERPIXELS, description=__doc__))

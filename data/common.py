@@ -34,6 +34,87 @@ def one_line(exc: BaseException, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+# ----------------------------------------------------------------------------- value checks
+# Run once per load on whole concatenated arrays (vectorised: milliseconds even for 10^5
+# graphs), so that a bad value is one line naming the file and the item, not a crash or a
+# silently wrong model many epochs later.
+
+
+def _where_item(row: int, sizes: Sequence[int] | torch.Tensor | None, item: str) -> str:
+    """``"<item> k"`` of the ``row``-th element when items hold ``sizes`` elements each."""
+    if sizes is None:
+        return f"{item} {row}"
+    ends = torch.as_tensor(sizes, dtype=torch.int64).cumsum(0)
+    return f"{item} {int(torch.searchsorted(ends, torch.tensor(row), right=True))}"
+
+
+def _first_bad(values: torch.Tensor, bad: torch.Tensor) -> tuple[int, object]:
+    """Row (first dimension) and value of the first ``True`` of ``bad``."""
+    flat = int(bad.reshape(-1).nonzero()[0])
+    row = flat // max(1, values[0].numel()) if values.dim() > 1 else flat
+    return row, values.reshape(-1)[flat].item()
+
+
+def check_finite(values, where: str, what: str, item: str = "item",
+                 sizes: Sequence[int] | torch.Tensor | None = None) -> None:
+    """DataError naming ``where`` and the first ``item`` whose ``what`` is NaN or infinite."""
+    v = torch.as_tensor(values)
+    if not v.is_floating_point() or v.numel() == 0:
+        return
+    bad = ~torch.isfinite(v)
+    if bool(bad.any()):
+        row, value = _first_bad(v, bad)
+        raise DataError(f"{where}: {_where_item(row, sizes, item)} has {what} {value} (NaN or "
+                        "infinite values cannot be trained on); fix or replace the file")
+
+
+def check_range(values, low: int, high: int, where: str, what: str, item: str = "item",
+                sizes: Sequence[int] | torch.Tensor | None = None, note: str = "") -> None:
+    """DataError naming ``where`` and the first ``item`` whose ``what`` is not an integer in
+    ``low..high - 1`` (class labels, vocabulary ids)."""
+    v = torch.as_tensor(values)
+    if v.numel() == 0:
+        return
+    bad = (v < low) | (v >= high)
+    if v.is_floating_point():
+        bad |= ~torch.isfinite(v) | (v != v.round())
+    if bool(bad.any()):
+        row, value = _first_bad(v, bad)
+        raise DataError(f"{where}: {_where_item(row, sizes, item)} has {what} {value}, outside "
+                        f"{low}..{high - 1}{note}")
+
+
+def check_graph_split(split: GraphSplit, where: str, *, node_vocab: int | None = None,
+                      edge_vocab: int | None = None, num_classes: int | None = None,
+                      item: str = "graph", node_what: str = "node feature",
+                      edge_what: str = "edge feature", label_what: str = "label") -> None:
+    """Check a split's values once, as loaded: integer node/edge feature ids in
+    ``0..vocab - 1`` (or finite float features), labels in ``0..num_classes - 1`` (or finite
+    regression targets when ``num_classes`` is None). Node features live in
+    ``g.ndata['feat']``, edge features (where present) in ``g.edata['feat']``."""
+    if split is None or len(split) == 0:
+        return
+    for key, vocab, what, data in (
+            ("feat", node_vocab, node_what, "ndata"),
+            ("feat", edge_vocab, edge_what, "edata")):
+        parts = [getattr(g, data).get(key) for g in split.graphs]
+        if any(p is None for p in parts):
+            continue
+        values = torch.cat([p.reshape(-1) for p in parts])
+        sizes = [p.numel() for p in parts]
+        if vocab is not None:
+            check_range(values, 0, vocab, where, what, item, sizes)
+        else:
+            check_finite(values, where, what, item, sizes)
+    labels = [torch.as_tensor(y).reshape(-1) for y in split.labels]
+    values, sizes = torch.cat(labels), [y.numel() for y in labels]
+    if num_classes is not None:
+        check_range(values, 0, num_classes, where, label_what, item, sizes,
+                    f" ({num_classes} classes)")
+    else:
+        check_finite(values, where, label_what, item, sizes)
+
+
 class GraphSplit(Dataset):
     """One split of a graph dataset: a list of graphs and their targets."""
 
@@ -55,13 +136,15 @@ class GraphSplit(Dataset):
         return GraphSplit(graphs, self.labels)
 
     def stats(self) -> dict[str, float]:
-        """Graph count and mean nodes / directed edges per graph."""
+        """Graph count, mean / min / max nodes and mean directed edges per graph."""
         n = len(self.graphs)
         if n == 0:
-            return {"graphs": 0, "mean_nodes": 0.0, "mean_edges": 0.0}
-        nodes = sum(g.num_nodes() for g in self.graphs)
+            return {"graphs": 0, "mean_nodes": 0.0, "min_nodes": 0, "max_nodes": 0,
+                    "mean_edges": 0.0}
+        nodes = [g.num_nodes() for g in self.graphs]
         edges = sum(g.num_edges() for g in self.graphs)
-        return {"graphs": n, "mean_nodes": nodes / n, "mean_edges": edges / n}
+        return {"graphs": n, "mean_nodes": sum(nodes) / n, "min_nodes": min(nodes),
+                "max_nodes": max(nodes), "mean_edges": edges / n}
 
 
 @dataclass

@@ -4,12 +4,17 @@ A :class:`Graph` holds the edge list (``src → dst``, int64), the node count, n
 feature dicts and, for a batch, the node and edge counts of every member graph (edges of a batch
 are grouped by graph, nodes renumbered with offsets). The index structures message passing needs
 (in-edges grouped by destination, out-edges grouped by source, degrees, node-to-graph ids) are
-built once, on first use, and travel with the graph to another device. Nothing here needs DGL;
-``data.interop`` converts from and to DGL and PyG graphs at the edges of the project.
+built once, on first use, and travel with the graph to another device. The constructor checks
+its input once (node ids inside ``[0, num_nodes)``, one feature row per node / edge), so that a
+bad edge list fails here with a message naming the problem, not later inside message passing
+(on CUDA, as a device-side assert). :meth:`Graph.from_edge_index` and :attr:`Graph.edge_index`
+speak PyG's ``(2, E)`` layout. Nothing here needs DGL; ``data.interop`` converts from and to DGL
+and PyG graphs at the edges of the project.
 
 Example::
 
     g = Graph([0, 1, 2], [1, 2, 0], num_nodes=3, ndata={"feat": torch.rand(3, 4)})
+    g = Graph.from_edge_index(torch.tensor([[0, 1, 2], [1, 2, 0]]), 3)   # the same edges
     batch = Graph.batch([g, g])              # 6 nodes, 6 edges, batch_size 2
     batch.in_degrees(), batch.batch_num_nodes()
 """
@@ -28,11 +33,16 @@ class Graph:
     """A directed graph, or a batch of graphs, as torch tensors.
 
     Args:
-        src, dst: edge endpoints, one entry per edge (``src[i] → dst[i]``); repeated edges and
-            self-loops are kept as given.
+        src, dst: edge endpoints, one integer node id per edge (``src[i] → dst[i]``); repeated
+            edges and self-loops are kept as given.
         num_nodes: node count (default: one more than the largest endpoint, 0 without edges).
         ndata, edata: feature tensors with one row per node / per edge.
         batch_num_nodes, batch_num_edges: per-graph counts of a batch (default: one graph).
+
+    Raises:
+        ValueError: an id outside ``[0, num_nodes)``, ``src`` and ``dst`` of different lengths,
+            non-integer ids, a feature tensor without one row per node / edge, or member counts
+            that do not add up.
     """
 
     def __init__(
@@ -46,8 +56,8 @@ class Graph:
         batch_num_nodes: Tensor | None = None,
         batch_num_edges: Tensor | None = None,
     ) -> None:
-        src = torch.as_tensor(src, dtype=torch.int64).reshape(-1)
-        dst = torch.as_tensor(dst, dtype=torch.int64, device=src.device).reshape(-1)
+        src, dst = _edge_ends(src, "src"), _edge_ends(dst, "dst")
+        dst = dst.to(src.device)
         if src.shape != dst.shape:
             raise ValueError(f"src has {src.numel()} entries but dst has {dst.numel()}")
         if num_nodes is None:
@@ -60,8 +70,51 @@ class Graph:
             else torch.as_tensor(batch_num_nodes, dtype=torch.int64, device=src.device)
         self._batch_num_edges = count([src.numel()]) if batch_num_edges is None \
             else torch.as_tensor(batch_num_edges, dtype=torch.int64, device=src.device)
+        self._validate()
         self._cache: dict[str, Tensor | tuple[Tensor, ...]] = {}  # index structure
         self._derived: dict[object, object] = {}  # what layers derive from it, see cached()
+
+    def _validate(self) -> None:
+        """Reject what would otherwise fail deep inside message passing (or, on CUDA, as a
+        device-side assert): endpoints outside ``[0, num_nodes)``, feature tensors with the wrong
+        row count, member counts that do not add up. One check here, at construction."""
+        n, e = self._num_nodes, self.src.numel()
+        if n < 0:
+            raise ValueError(f"num_nodes must be >= 0, got {n}")
+        for name, ends in (("src", self.src), ("dst", self.dst)):
+            if e and (int(ends.min()) < 0 or int(ends.max()) >= n):
+                bad = ends[(ends < 0) | (ends >= n)][0]
+                raise ValueError(f"{name} holds node id {int(bad)}, outside [0, {n}) for a graph "
+                                 f"of {n} nodes (pass num_nodes, or fix the edge list)")
+        for kind, data, rows in (("ndata", self.ndata, n), ("edata", self.edata, e)):
+            for key, value in data.items():
+                if not isinstance(value, Tensor) or value.dim() == 0 or value.shape[0] != rows:
+                    got = tuple(value.shape) if isinstance(value, Tensor) else type(value).__name__
+                    raise ValueError(f"{kind}[{key!r}] must have one row per "
+                                     f"{'node' if kind == 'ndata' else 'edge'} ({rows}), got "
+                                     f"{got}")
+        for what, counts, total in (("batch_num_nodes", self._batch_num_nodes, n),
+                                    ("batch_num_edges", self._batch_num_edges, e)):
+            if counts.dim() != 1 or int(counts.sum()) != total or bool((counts < 0).any()):
+                raise ValueError(f"{what} {counts.tolist()} must be non-negative counts adding "
+                                 f"up to {total}")
+
+    @classmethod
+    def from_edge_index(cls, edge_index: Tensor, num_nodes: int | None = None,
+                        **features: dict[str, Tensor]) -> Graph:
+        """A graph from a ``(2, E)`` edge index (row 0 sources, row 1 destinations), PyG's
+        layout; ``features`` are ``ndata`` / ``edata`` as in the constructor."""
+        if not isinstance(edge_index, Tensor) or edge_index.dim() != 2 \
+                or edge_index.shape[0] != 2:
+            shape = tuple(edge_index.shape) if isinstance(edge_index, Tensor) else \
+                type(edge_index).__name__
+            raise ValueError(f"edge_index must be a (2, num_edges) tensor, got {shape}")
+        return cls(edge_index[0], edge_index[1], num_nodes, **features)
+
+    @property
+    def edge_index(self) -> Tensor:
+        """The edges as a ``(2, E)`` int64 tensor, sources in row 0 (PyG's layout)."""
+        return torch.stack([self.src, self.dst])
 
     # ------------------------------------------------------------------ sizes
     def num_nodes(self) -> int:
@@ -151,9 +204,12 @@ class Graph:
         return out
 
     def to(self, device: torch.device | str, non_blocking: bool = False) -> Graph:
-        """This graph with every tensor on ``device`` (itself when already there)."""
-        device = torch.device(device)
-        if device == self.device or (device.index is None and device.type == self.device.type):
+        """This graph with every tensor on ``device`` (itself when already there).
+
+        ``"cuda"`` means the current CUDA device, as for tensors: a graph on ``cuda:1`` is
+        copied by ``to("cuda")`` while ``cuda:0`` is current.
+        """
+        if resolve_device(device) == self.device:
             return self
         return self._map(lambda t: t.to(device, non_blocking=non_blocking))
 
@@ -171,9 +227,13 @@ class Graph:
         for g in graphs[1:]:
             if g.ndata.keys() != first.ndata.keys() or g.edata.keys() != first.edata.keys():
                 raise ValueError("graphs of a batch must carry the same node and edge features")
-        sizes = torch.tensor([g.num_nodes() for g in graphs])
+        device = first.device
+        if any(g.device != device for g in graphs):
+            raise ValueError("graphs of a batch must be on one device, got "
+                             f"{sorted({str(g.device) for g in graphs})}")
+        sizes = torch.tensor([g.num_nodes() for g in graphs], device=device)
         offsets = torch.cumsum(sizes, 0) - sizes
-        edge_counts = torch.tensor([g.num_edges() for g in graphs])
+        edge_counts = torch.tensor([g.num_edges() for g in graphs], device=device)
         shift = torch.repeat_interleave(offsets, edge_counts, output_size=int(edge_counts.sum()))
         return Graph(
             torch.cat([g.src for g in graphs]) + shift,
@@ -234,6 +294,25 @@ class Graph:
         return (f"Graph(num_nodes={self._num_nodes}, num_edges={self.num_edges()}, "
                 f"batch_size={self.batch_size}, ndata={shapes(self.ndata)}, "
                 f"edata={shapes(self.edata)})")
+
+
+def resolve_device(device: torch.device | str) -> torch.device:
+    """``device`` with its index filled in (``"cuda"`` → the current CUDA device), so that two
+    names of one device compare equal."""
+    device = torch.device(device)
+    if device.type == "cuda" and device.index is None and torch.cuda.is_available():
+        return torch.device("cuda", torch.cuda.current_device())
+    return device
+
+
+def _edge_ends(ends: Tensor | Sequence[int], name: str) -> Tensor:
+    """``ends`` as a flat int64 tensor; floats (a likely mix-up with features) are refused."""
+    tensor = torch.as_tensor(ends) if not isinstance(ends, Tensor) else ends
+    if not tensor.numel() and not isinstance(ends, Tensor):
+        tensor = tensor.long()  # Graph([], []): an empty list comes out as float
+    if tensor.is_floating_point() or tensor.is_complex() or tensor.dtype == torch.bool:
+        raise ValueError(f"{name} must hold integer node ids, got dtype {tensor.dtype}")
+    return tensor.to(torch.int64).reshape(-1)
 
 
 def _degrees(ends: Tensor, n: int) -> Tensor:

@@ -1,4 +1,4 @@
-"""Where graphs cross the project's edge: DGL and PyG graphs, and graph files on disk.
+"""Where graphs cross the project's edge: DGL and PyG graphs.
 
 Adapters (DGL and PyG are optional; nothing here imports them at module level):
 
@@ -19,39 +19,17 @@ Adapters (DGL and PyG are optional; nothing here imports them at module level):
 :class:`MissingDependency` (a :class:`~data.common.DataError` and an ``ImportError``) saying
 which install provides it.
 
-Graph packs (the project's DGL-free file format for a list of graphs, used by the SBM files and
-the superpixel cache; each of those modules documents its own keys): one **uncompressed** ``.npz``
-(``np.savez``) holding
-
-* ``format`` (a string naming the kind of file) and ``version`` (int64 scalar);
-* ``num_nodes``, ``num_edges``: int64 ``(G,)``, the node and edge count of every graph;
-* ``src``, ``dst``: ``(sum num_edges,)`` the edges of all graphs one after the other, as node ids
-  *local to their graph* (0 .. num_nodes-1), in the smallest unsigned integer type that holds
-  them (uint8 for graphs of up to 256 nodes);
-* ``node_<key>``: ``(sum num_nodes, ...)`` node arrays, graphs one after the other;
-* ``edge_<key>``: ``(sum num_edges, ...)`` edge arrays, in edge order;
-* ``graph_<key>``: ``(G, ...)`` one row per graph (e.g. graph labels).
-
-It is read with ``np.load(..., allow_pickle=False)`` (no object arrays, no code) and checked
-before use: format and version, counts against the array lengths, every edge endpoint inside its
-graph. Anything else raises :class:`PackError` naming the file. :func:`write_graph_pack` writes to
-a temporary name and moves the file into place with ``os.replace``, so a crash never leaves a
-partial file under the real name.
+Graph files on disk (graph packs, file sets) are in :mod:`data.files`.
 """
 
 from __future__ import annotations
 
 import importlib
-import os
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any, TypeVar
 
-import numpy as np
 import torch
-from torch import Tensor
 
 from data.common import DataError, one_line
 from data.graph import Graph
@@ -65,8 +43,8 @@ class MissingDependency(DataError, ImportError):
     """An optional package (DGL, PyG) is needed for what was asked and is not installed."""
 
 
-
 T = TypeVar("T")
+
 
 def download(what: str, call: Callable[[], T], offline: str = "") -> T:
     """``call()``: a dataset constructor that may download. Any failure (offline, a blocked or
@@ -209,160 +187,3 @@ def from_pyg(data: Any) -> Graph:
         batch_edges = torch.bincount(edge_graph, minlength=batch_nodes.numel())
     return Graph(src, dst, None if num_nodes is None else int(num_nodes), ndata=ndata,
                  edata=edata, batch_num_nodes=batch_nodes, batch_num_edges=batch_edges)
-
-
-# --------------------------------------------------------------------------------------------
-# Graph packs (npz)
-# --------------------------------------------------------------------------------------------
-
-
-class PackError(DataError):
-    """A graph pack cannot be read, or is not the kind/version asked for (one-line message)."""
-
-
-@dataclass
-class GraphPack:
-    """The arrays of a graph pack (see the module docstring); ids as stored (local, unsigned)."""
-
-    num_nodes: np.ndarray
-    num_edges: np.ndarray
-    src: np.ndarray
-    dst: np.ndarray
-    node: dict[str, np.ndarray] = field(default_factory=dict)
-    edge: dict[str, np.ndarray] = field(default_factory=dict)
-    graph: dict[str, np.ndarray] = field(default_factory=dict)
-
-    def __len__(self) -> int:
-        return int(self.num_nodes.shape[0])
-
-
-def smallest_uint(max_value: int) -> np.dtype:
-    """The smallest unsigned integer dtype that holds ``max_value``."""
-    for dtype in (np.uint8, np.uint16, np.uint32, np.uint64):
-        if max_value <= np.iinfo(dtype).max:
-            return np.dtype(dtype)
-    raise ValueError(f"{max_value} does not fit in 64 bits")
-
-
-def pack_graphs(graphs: Sequence[Graph], node_keys: Sequence[str] = (),
-                edge_keys: Sequence[str] = ()) -> GraphPack:
-    """The pack arrays of ``graphs`` (their ``node_keys`` / ``edge_keys`` features)."""
-    num_nodes = np.array([g.num_nodes() for g in graphs], dtype=np.int64)
-    num_edges = np.array([g.num_edges() for g in graphs], dtype=np.int64)
-    id_type = smallest_uint(max(int(num_nodes.max()) - 1, 0) if len(graphs) else 0)
-
-    def cat(tensors: list[Tensor], empty: Tensor) -> np.ndarray:
-        return torch.cat(tensors).numpy() if tensors else empty.numpy()
-
-    none = torch.zeros(0, dtype=torch.int64)
-    src = cat([g.src.cpu() for g in graphs], none).astype(id_type)
-    dst = cat([g.dst.cpu() for g in graphs], none).astype(id_type)
-    node = {k: cat([g.ndata[k].cpu() for g in graphs], none) for k in node_keys}
-    edge = {k: cat([g.edata[k].cpu() for g in graphs], none) for k in edge_keys}
-    return GraphPack(num_nodes, num_edges, src, dst, node, edge)
-
-
-def write_graph_pack(path: str | os.PathLike, pack: GraphPack, fmt: str, version: int) -> None:
-    """Write ``pack`` as an uncompressed npz at ``path``, atomically (temporary file +
-    ``os.replace``; the temporary file is removed if anything fails)."""
-    path = Path(path)
-    arrays = {"format": np.array(fmt), "version": np.array(version, dtype=np.int64),
-              "num_nodes": np.asarray(pack.num_nodes, dtype=np.int64),
-              "num_edges": np.asarray(pack.num_edges, dtype=np.int64),
-              "src": pack.src, "dst": pack.dst}
-    for prefix, group in (("node", pack.node), ("edge", pack.edge), ("graph", pack.graph)):
-        arrays.update({f"{prefix}_{k}": np.ascontiguousarray(v) for k, v in group.items()})
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    try:
-        with open(tmp, "wb") as f:
-            np.savez(f, **arrays)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-def read_graph_pack(path: str | os.PathLike, fmt: str, version: int,
-                    take: int | None = None) -> GraphPack:
-    """The first ``take`` graphs (all when None) of the pack at ``path``, checked.
-
-    Raises :class:`PackError` (one line, naming the file) when the file is unreadable, of another
-    format or version, or inconsistent.
-    """
-    path = Path(path)
-    try:
-        with open(path, "rb") as f, np.load(f, allow_pickle=False) as z:  # closed on errors too
-            arrays = {k: z[k] for k in z.files}
-    except Exception as exc:  # truncated zip, garbage, pickled data, unreadable: all unusable
-        raise PackError(f"{path} is not a readable graph file ({one_line(exc)})") from exc
-    try:
-        found = (str(arrays["format"]), int(arrays["version"]))
-    except (KeyError, TypeError, ValueError) as exc:
-        raise PackError(f"{path} has no format/version entry: not a graph pack") from exc
-    if found != (fmt, version):
-        raise PackError(f"{path} is format {found[0]!r} version {found[1]}, expected {fmt!r} "
-                        f"version {version}")
-    try:
-        pack = GraphPack(
-            arrays["num_nodes"], arrays["num_edges"], arrays["src"], arrays["dst"],
-            node={k[5:]: v for k, v in arrays.items() if k.startswith("node_")},
-            edge={k[5:]: v for k, v in arrays.items() if k.startswith("edge_")},
-            graph={k[6:]: v for k, v in arrays.items() if k.startswith("graph_")})
-        _check_pack(pack)
-    except (KeyError, ValueError) as exc:
-        raise PackError(f"{path} is inconsistent ({one_line(exc)})") from exc
-    return pack if take is None else _prefix(pack, take)
-
-
-def _check_pack(pack: GraphPack) -> None:
-    nodes, edges = pack.num_nodes, pack.num_edges
-    if nodes.ndim != 1 or edges.shape != nodes.shape or nodes.dtype.kind not in "iu" \
-            or edges.dtype.kind not in "iu" or (nodes.size and min(nodes.min(), edges.min()) < 0):
-        raise ValueError("bad per-graph counts")
-    total_n, total_e = int(nodes.sum()), int(edges.sum())
-    if pack.src.shape != (total_e,) or pack.dst.shape != (total_e,) \
-            or pack.src.dtype.kind != "u" or pack.dst.dtype.kind != "u":
-        raise ValueError(f"edge arrays do not hold the {total_e} edges the counts say")
-    if total_e:  # the largest endpoint of every graph with edges, below its node count
-        has = edges > 0
-        starts = (np.cumsum(edges) - edges)[has]
-        for ids in (pack.src, pack.dst):
-            if np.any(np.maximum.reduceat(ids, starts).astype(np.int64) >= nodes[has]):
-                raise ValueError("an edge endpoint lies outside its graph")
-    for group, rows, what in ((pack.node, total_n, "node"), (pack.edge, total_e, "edge"),
-                              (pack.graph, nodes.size, "graph")):
-        for key, value in group.items():
-            if value.dtype.hasobject or value.ndim < 1 or value.shape[0] != rows:
-                raise ValueError(f"{what}_{key} has shape {value.shape}, expected {rows} rows")
-
-
-def _prefix(pack: GraphPack, take: int) -> GraphPack:
-    g = min(int(take), len(pack))
-    n_end, e_end = int(pack.num_nodes[:g].sum()), int(pack.num_edges[:g].sum())
-    return GraphPack(pack.num_nodes[:g], pack.num_edges[:g], pack.src[:e_end], pack.dst[:e_end],
-                     {k: v[:n_end] for k, v in pack.node.items()},
-                     {k: v[:e_end] for k, v in pack.edge.items()},
-                     {k: v[:g] for k, v in pack.graph.items()})
-
-
-def unpack_graphs(pack: GraphPack, node_dtypes: Mapping[str, torch.dtype] | None = None,
-                  edge_dtypes: Mapping[str, torch.dtype] | None = None) -> list[Graph]:
-    """The graphs of ``pack`` (int64 ids; features cast to the given dtypes, else kept).
-
-    The graphs' tensors are views into one tensor per array, so unpacking costs one copy.
-    """
-    node_dtypes, edge_dtypes = dict(node_dtypes or {}), dict(edge_dtypes or {})
-    n_counts, e_counts = pack.num_nodes.tolist(), pack.num_edges.tolist()
-
-    def tensor(a: np.ndarray, dtype: torch.dtype | None) -> Tensor:
-        if a.dtype.kind == "u" and a.dtype != np.uint8:  # older torch lacks uint16..uint64
-            a = a.astype(np.int64)
-        t = torch.from_numpy(np.ascontiguousarray(a))
-        return t.to(dtype) if dtype is not None else t
-
-    src = torch.split(torch.from_numpy(pack.src.astype(np.int64)), e_counts)
-    dst = torch.split(torch.from_numpy(pack.dst.astype(np.int64)), e_counts)
-    node = {k: torch.split(tensor(v, node_dtypes.get(k)), n_counts) for k, v in pack.node.items()}
-    edge = {k: torch.split(tensor(v, edge_dtypes.get(k)), e_counts) for k, v in pack.edge.items()}
-    return [Graph(src[i], dst[i], n, ndata={k: v[i] for k, v in node.items()},
-                  edata={k: v[i] for k, v in edge.items()})
-            for i, n in enumerate(n_counts)]

@@ -22,7 +22,13 @@ import os
 from typing import Any
 
 from data.common import DataError, GraphDataset
-from data.node_datasets import NODE_SOURCES, NodeDataset, load_node_dataset, node_dataset_key
+from data.node_datasets import (
+    NODE_SOURCES,
+    NodeDataset,
+    check_split_sizes,
+    load_node_dataset,
+    node_dataset_key,
+)
 
 DEFAULT_DATA_ROOT = os.environ.get("AUTOGCN_DATA", "datasets")
 
@@ -76,12 +82,28 @@ def load_graph_dataset(dataset: str, data_cfg: dict[str, Any],
                        write_data: bool = True) -> GraphDataset:
     """Load a batched-graph dataset (SBM_*, ZINC, MNIST, CIFAR10) as the config says.
 
-    ``write_data=False``: never write into a data folder (SBM files are not generated)."""
+    ``write_data=False``: never write into a data or cache folder: SBM files are not generated
+    (missing ones are a DataError, as generating them is making the data), and superpixel graphs
+    come from a usable cache or are built in memory from the images (uncached). A
+    ``progress`` entry of ``data_cfg`` set to False hides the progress bars of generation and
+    builds. A dataset without training graphs is a :class:`DataError` (the loaders check the
+    values)."""
+    ds = _load_graph_dataset(dataset, data_cfg, write_data)
+    if ds.train is None or len(ds.train) == 0:
+        where = data_cfg.get("data_dir") or default_data_dir(dataset)
+        raise DataError(f"{dataset} in {where}: the training split holds no graphs; check the "
+                        "training file (e.g. train.pickle) or the data folder")
+    return ds
+
+
+def _load_graph_dataset(dataset: str, data_cfg: dict[str, Any],
+                        write_data: bool) -> GraphDataset:
     if dataset not in GRAPH_SOURCES:
         raise DataError(f"unknown graph dataset {dataset!r}; valid: {', '.join(GRAPH_SOURCES)}")
     data_dir = data_cfg.get("data_dir") or default_data_dir(dataset)
     source = resolve_data_source(dataset, data_cfg.get("data_source"))
     max_graphs = data_cfg.get("max_graphs")
+    progress = data_cfg.get("progress", True)
     if dataset in ("SBM_CLUSTER", "SBM_PATTERN"):
         from data.sbm import load_sbm_dataset
 
@@ -90,7 +112,7 @@ def load_graph_dataset(dataset: str, data_cfg: dict[str, Any],
             raise DataError(f"sbm_variant {variant!r} exists only with data_source generate "
                             f"(got {source})")
         return load_sbm_dataset(dataset, data_dir, max_graphs=max_graphs, source=source,
-                                variant=variant, generate=write_data)
+                                variant=variant, progress=progress, generate=write_data)
     if dataset == "ZINC":
         from data.molecules import load_zinc
 
@@ -99,11 +121,16 @@ def load_graph_dataset(dataset: str, data_cfg: dict[str, Any],
 
     return load_superpixels(dataset, data_dir, cache_dir=data_cfg.get("cache_dir"),
                             max_graphs=max_graphs, source=source,
-                            workers=data_cfg.get("workers"))
+                            workers=data_cfg.get("workers"), progress=progress,
+                            write_cache=write_data)
 
 
 def load_node_data(dataset: str, data_cfg: dict[str, Any]) -> NodeDataset:
     """Load a single-graph node dataset (PUBMED, SQUIRREL, ARXIV_YEAR, YELPCHI) as the config
-    says (``data_dir``, ``data_source``)."""
+    says (``data_dir``, ``data_source``); the split the config asks for (``split``,
+    ``split_ratio``) is checked here, before any run starts, to give every run training
+    nodes."""
     source = resolve_data_source(dataset, data_cfg.get("data_source"))
-    return load_node_dataset(dataset, data_cfg.get("data_dir"), source)
+    ds = load_node_dataset(dataset, data_cfg.get("data_dir"), source)
+    check_split_sizes(ds, data_cfg.get("split") or "random", data_cfg.get("split_ratio"))
+    return ds

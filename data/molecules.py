@@ -22,12 +22,11 @@ matrix is symmetric, so every bond appears in both directions, as the benchmark 
 ``g.edata['feat']`` = bond type (int64 ``(E,)``, 1..3; vocabulary 4 with 0 = none). Targets are
 float32 tensors of shape ``(1,)``. Every source gives this form.
 
-Run ``python -m data.molecules --data_dir DIR`` to print per-split statistics.
+Statistics: ``python -m scripts.diagnose --dataset ZINC --data_dir DIR``.
 """
 
 from __future__ import annotations
 
-import argparse
 import csv
 import logging
 import os
@@ -37,7 +36,7 @@ from pathlib import Path
 
 import torch
 
-from data.common import DataError, GraphDataset, GraphSplit
+from data.common import DataError, GraphDataset, GraphSplit, check_graph_split, one_line
 from data.graph import Graph
 from data.interop import download, from_dgl, from_pyg, require_dgl, require_pyg
 
@@ -60,11 +59,25 @@ _OFFLINE = "use --data_source raw with the benchmarking-gnns pickles"
 
 def molecule_to_graph(mol: dict) -> tuple[Graph, torch.Tensor]:
     """One raw molecule dict to ``(graph, target)``; vectorised over atoms and bonds."""
-    atoms = torch.as_tensor(mol["atom_type"]).reshape(-1).long()
+    atoms = torch.as_tensor(mol["atom_type"])
+    if atoms.dim() > 1 and tuple(atoms.shape[1:]) != (1,):  # (N,) or PyG's (N, 1) only
+        raise DataError(f"atom_type has shape {tuple(atoms.shape)}; expected (atoms,)")
+    atoms = atoms.reshape(-1)
+    if atoms.is_floating_point() and not bool((atoms == atoms.round()).all()):
+        raise DataError("atom_type holds non-integer values")  # .long() would truncate them
+    atoms = atoms.long()
     bonds = torch.as_tensor(mol["bond_type"])
+    if bonds.is_floating_point() and not bool((bonds == bonds.round()).all()):
+        raise DataError("bond_type holds non-integer values")
     n = atoms.numel()
+    if n == 0:
+        raise DataError("it has no atoms")  # an empty graph has nothing to pool into a target
+    num_atom = torch.as_tensor(mol["num_atom"])
+    if num_atom.numel() != 1 or float(num_atom.reshape(-1)[0]) != n:
+        raise DataError(f"num_atom is {num_atom.tolist()} but atom_type lists {n} atoms")
     if bonds.shape != (n, n):
-        raise DataError(f"bond_type has shape {tuple(bonds.shape)} for {n} atoms")
+        raise DataError(f"bond_type has shape {tuple(bonds.shape)} for {n} atoms; expected "
+                        f"({n}, {n})")
     # nonzero() scans row-major, giving the same edge order as the benchmark's edge list.
     src, dst = bonds.nonzero(as_tuple=True)
     g = Graph(src, dst, n, ndata={"feat": atoms}, edata={"feat": bonds[src, dst].long()})
@@ -72,10 +85,31 @@ def molecule_to_graph(mol: dict) -> tuple[Graph, torch.Tensor]:
     return g, target
 
 
-def _read_index(path: Path) -> list[int]:
-    with open(path, newline="") as f:
-        rows = list(csv.reader(f))
-    return [int(i) for i in rows[0]] if rows else []
+def _read_index(path: Path, count: int) -> list[int]:
+    """The molecule indices on the first line of a benchmarking-gnns ``<split>.index`` file,
+    each checked to be an integer in ``0..count - 1`` (a negative one would silently pick a
+    molecule from the end)."""
+    try:
+        with open(path, newline="") as f:
+            rows = list(csv.reader(f))
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise DataError(f"cannot read {path} ({one_line(exc)})") from exc
+    entries = rows[0] if rows else []
+    if not entries:
+        raise DataError(f"{path} lists no molecules; expected one line of comma-separated "
+                        "indices (the benchmarking-gnns subset files)")
+    index = []
+    for k, text in enumerate(entries):
+        try:
+            i = int(text)
+        except ValueError:
+            raise DataError(f"{path}: entry {k} ({text.strip()[:40]!r}) is not a molecule "
+                            "index") from None
+        if not 0 <= i < count:
+            raise DataError(f"{path}: entry {k} is {i}, outside the {count} molecules "
+                            f"(0..{count - 1}) of the pickle it selects from")
+        index.append(i)
+    return index
 
 
 def _load_raw_split(folder: Path, split: str, max_graphs: int | None) -> GraphSplit | None:
@@ -94,9 +128,11 @@ def _load_raw_split(folder: Path, split: str, max_graphs: int | None) -> GraphSp
                         "dicts (num_atom, atom_type, bond_type, logP_SA_cycle_normalized), the "
                         "benchmarking-gnns format")
     index_path = folder / f"{split}.index"
+    where = str(path)
     if index_path.is_file():
-        index = _read_index(index_path)
+        index = _read_index(index_path, len(molecules))
         if len(molecules) > len(index):
+            where = f"{path} (molecules as listed in {index_path.name})"
             # Full-ZINC pickles plus the benchmark's subset indices: take the 12k subset.
             log.info("ZINC: selecting %d of %d %s molecules via %s",
                      len(index), len(molecules), split, index_path)
@@ -112,7 +148,16 @@ def _load_raw_split(folder: Path, split: str, max_graphs: int | None) -> GraphSp
                             f"{' '.join(str(exc).split())[:120]})") from exc
         graphs.append(g)
         labels.append(y)
-    return GraphSplit(graphs, labels)
+    return _checked(GraphSplit(graphs, labels), where)
+
+
+def _checked(split: GraphSplit, where: str) -> GraphSplit:
+    """``split`` after one vectorised check of its values: atom types in the 28-type
+    vocabulary, bond types 0..3, finite targets."""
+    check_graph_split(split, where, node_vocab=NUM_ATOM_TYPES, edge_vocab=NUM_BOND_TYPES,
+                      item="molecule", node_what="atom type", edge_what="bond type",
+                      label_what="target")
+    return split
 
 
 def _molecule(g: Graph, atoms: torch.Tensor | None, bonds: torch.Tensor | None,
@@ -196,9 +241,11 @@ def load_zinc(
                             f"in {folder}). " + _HOW_TO_GET)
         splits = {s: _load_raw_split(folder, s, max_graphs) for s in SPLITS}
     elif source == "dgl":
-        splits = {s: _load_dgl_split(folder, s, max_graphs) for s in SPLITS}
+        splits = {s: _checked(_load_dgl_split(folder, s, max_graphs), f"dgl ZINC {s} split")
+                  for s in SPLITS}
     elif source == "pyg":
-        splits = {s: _load_pyg_split(folder, s, max_graphs) for s in SPLITS}
+        splits = {s: _checked(_load_pyg_split(folder, s, max_graphs), f"PyG ZINC {s} split")
+                  for s in SPLITS}
     else:
         raise ValueError(f"unknown ZINC source {source!r}; use one of {', '.join(SOURCES)}")
     ds = GraphDataset(
@@ -213,26 +260,3 @@ def load_zinc(
     ds.info = {"source": source, "data_dir": str(folder), "max_graphs": max_graphs,
                "load_time_s": time.perf_counter() - t0, "splits": zinc_statistics(ds)}
     return ds
-
-
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Load ZINC and print split statistics")
-    parser.add_argument("--data_dir", required=True)
-    parser.add_argument("--data_source", default="raw", choices=SOURCES)
-    parser.add_argument("--max_graphs", type=int, default=None)
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
-    try:
-        ds = load_zinc(args.data_dir, max_graphs=args.max_graphs, source=args.data_source)
-    except DataError as exc:
-        raise SystemExit(f"error: {exc}") from None
-    print(f"ZINC from {args.data_dir} ({args.data_source}), loaded in "
-          f"{ds.info['load_time_s']:.1f}s")
-    for split, s in ds.info["splits"].items():
-        print(f"  {split:5s} graphs={s['graphs']:6d} mean_nodes={s['mean_nodes']:.2f} "
-              f"mean_edges={s['mean_edges']:.2f} target_mean={s['target_mean']:+.3f} "
-              f"target_std={s['target_std']:.3f}")
-
-
-if __name__ == "__main__":
-    main()

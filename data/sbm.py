@@ -26,8 +26,8 @@ int64 of shape ``(N,)``); there are no edge features (no net reads them).
                       features (the notebook's earlier settings; alias ``early``)
   ``q35-size20``      q=0.35, 100 patterns of 20 nodes (how DGL's documentation describes its
                       downloadable PATTERN)
-  ``q20-one-pattern`` q=0.2, one 20-node pattern shared by every graph (this project's earlier
-                      ``PATTERN_EASY``, an alias; no notebook had it)
+  ``q20-one-pattern`` q=0.2, one 20-node pattern shared by every graph (an easy variant, alias
+                      ``PATTERN_EASY``; no notebook had it)
   ==================  ==========================================================================
 
   Their statistics and difficulty are measured in ``docs/data.md``.
@@ -39,21 +39,17 @@ of a split are the same whether ``N`` or all graphs are generated. PATTERN graph
 instances (graph ``i`` uses instance ``i % 100``), so a small prefix still covers many patterns;
 each instance still contributes exactly 100/20/20 graphs to a full split. The default seed is 0.
 
-Files (no DGL needed): ``<data_dir>/<NAME>[_<variant>][_seed<k>]/{train,val,test}.npz`` plus
-``meta.json`` (format name and version, parameters, seed, statistics), written last; a prefix of
-``N`` graphs per split goes to ``*_first<N>.npz`` / ``meta_first<N>.json`` so it is never mistaken
-for the full data. Every file is written to a temporary name and moved into place with
-``os.replace``. Each ``.npz`` is a graph pack (format ``"autogcn-sbm"``, version
-:data:`FORMAT_VERSION`; layout in :mod:`data.interop`): ``num_nodes``/``num_edges`` int64 per
-graph, ``src``/``dst`` local node ids (uint8), ``node_feat`` and ``node_label`` int8, read with
-``np.load(allow_pickle=False)``; ``--max_graphs N`` on full files reads their first N graphs.
-
-Older files: a folder whose meta json has no ``format`` field or that holds the ``*.bin`` files
-of earlier versions (``dgl.save_graphs``) is detected without DGL, reported in one log line and
-regenerated (the same graphs, in seconds; the ``.bin`` files are removed); a meta json of another
-``format_version`` is regenerated the same way. Files that cannot be read (truncated, garbage)
-raise a one-line :class:`~data.common.DataError` naming the file: delete the folder to
-regenerate it.
+Files (no DGL needed): a file set (:class:`data.files.FileSet`) in
+``<data_dir>/<NAME>[_<variant>][_seed<k>]/``: ``{train,val,test}.npz`` plus ``meta.json``
+(format name and version, parameters, seed, statistics), written last; a prefix of ``N`` graphs
+per split goes to ``*_first<N>.npz`` / ``meta_first<N>.json`` so it is never mistaken for the
+full data. Each ``.npz`` is a graph pack (format ``"autogcn-sbm"``, version
+:data:`FORMAT_VERSION`; layout in :mod:`data.files`): ``num_nodes``/``num_edges`` int64 per
+graph, ``src``/``dst`` local node ids (uint8), ``node_feat`` and ``node_label`` int8;
+``--max_graphs N`` on full files reads their first N graphs. Files that cannot be used (another
+format version, truncated, garbage) are regenerated with one log line (the same graphs, in
+seconds); files generated with other settings are refused (a one-line
+:class:`~data.common.DataError`), never mixed with new ones.
 
 Other sources: ``source="dgl"`` converts DGL's ``CLUSTERDataset``/``PATTERNDataset`` (the
 published data; DGL profile), ``source="pyg"`` PyG's ``GNNBenchmarkDataset`` (CLUSTER/PATTERN,
@@ -65,18 +61,19 @@ as they are, anything else is a DataError. The same table gives ~6,099 directed 
 graph against the benchmark's 4,749 (DGL's copy), so PyG's PATTERN is likely not the published
 one (not checked here: no internet).
 
-Command line: ``python -m data.sbm --name SBM_CLUSTER --data_dir DIR [--max_graphs N]``.
+Statistics: ``python -m scripts.diagnose --sizes_only --dataset SBM_CLUSTER --data_dir DIR``
+(generates the files on first use).
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import logging
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -85,21 +82,10 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from data.common import DataError, GraphDataset, GraphSplit
+from data.common import DataError, GraphDataset, GraphSplit, check_graph_split
+from data.files import FileSet, GraphPack, PackError, smallest_uint, unpack_graphs
 from data.graph import Graph
-from data.interop import (
-    GraphPack,
-    PackError,
-    download,
-    from_dgl,
-    from_pyg,
-    read_graph_pack,
-    require_dgl,
-    require_pyg,
-    smallest_uint,
-    unpack_graphs,
-    write_graph_pack,
-)
+from data.interop import download, from_dgl, from_pyg, require_dgl, require_pyg
 
 logger = logging.getLogger(__name__)
 
@@ -118,11 +104,13 @@ GENERATOR_VERSION = 1
 FORMAT_NAME = "autogcn-sbm"
 FORMAT_VERSION = 1
 SOURCES = ("generate", "dgl", "pyg")
+# What a full disk under --data_dir tells the user to do.
+DATA_DIR_REMEDY = "free some space there or give another --data_dir"
 
-# Figures of the published datasets (benchmarking-gnns), printed beside ours for comparison.
+# Figures of the published datasets (benchmarking-gnns), kept in ``info`` beside ours.
 PUBLISHED = {
-    "SBM_PATTERN": "published: 117.47 nodes, 4749 edges, 44-188 nodes per graph",
-    "SBM_CLUSTER": "published: 117.2 nodes, 4302 edges",
+    "SBM_PATTERN": "117.47 nodes, 4749 edges, 44-188 nodes per graph",
+    "SBM_CLUSTER": "117.2 nodes, 4302 edges",
 }
 
 _SPLIT_IDS = {"train": 0, "val": 1, "test": 2}
@@ -176,6 +164,22 @@ _CONFIGS: dict[tuple[str, str | None], SBMConfig] = {
         num_classes=2, split_sizes=(10000, 2000, 2000), n_patterns=100, pattern_size=20,
     ),
 }
+
+
+def check_variant(dataset: str, variant: str | None) -> None:
+    """ValueError when ``variant``, as the user spelled it (an alias or a canonical name), is
+    asked of ``dataset``: the variants are SBM_PATTERN's generator's. SBM_CLUSTER has one
+    generator, so naming any variant for it (even the default's) is refused rather than ignored.
+    The config and the tools share this check."""
+    if variant is None:
+        return
+    if variant not in SBM_VARIANTS and variant not in SBM_VARIANT_ALIASES:
+        raise ValueError(f"unknown SBM variant {variant!r}; valid variants: "
+                         f"{', '.join(SBM_VARIANTS + tuple(SBM_VARIANT_ALIASES))} "
+                         "(SBM_PATTERN only)")
+    if dataset != "SBM_PATTERN":
+        raise ValueError(f"{variant!r} is a variant of SBM_PATTERN's generator; {dataset} has "
+                         "none (leave sbm_variant out)")
 
 
 def sbm_config(name: str, variant: str | None = None) -> SBMConfig:
@@ -299,10 +303,19 @@ def _to_split(graphs: Sequence[Graph]) -> GraphSplit:
     return GraphSplit(graphs, [g.ndata["label"] for g in graphs])
 
 
-def _generate(cfg: SBMConfig, seed: int, split: str, n: int, progress: bool):
-    it = tqdm(range(n), desc=f"{cfg.dirname} {split}", unit="graph", disable=not progress,
-              leave=False)
-    return (generate_sbm_sample(cfg, seed, split, i) for i in it)
+def _generate(cfg: SBMConfig, seed: int, split: str, n: int,
+              progress: bool) -> Iterator[SBMSample]:
+    """The ``n`` samples of ``split`` behind a progress bar. The bar is closed in ``finally``
+    (callers close this generator with :func:`contextlib.closing`), so the line that reports an
+    interrupt or an error starts on a clean line, not on the bar's."""
+    bar = tqdm(total=n, desc=f"{cfg.dirname} {split}", unit="graph", disable=not progress,
+               leave=False)
+    try:
+        for i in range(n):
+            yield generate_sbm_sample(cfg, seed, split, i)
+            bar.update()
+    finally:
+        bar.close()
 
 
 def generate_sbm_split(name: str, split: str, n: int | None = None, seed: int = DEFAULT_SEED,
@@ -313,8 +326,8 @@ def generate_sbm_split(name: str, split: str, n: int | None = None, seed: int = 
         raise ValueError(f"unknown split {split!r}; valid: {', '.join(SPLITS)}")
     size = cfg.split_sizes[_SPLIT_IDS[split]]
     n = size if n is None else min(n, size)
-    samples = _generate(cfg, _check_seed(seed), split, n, progress)
-    return _to_split([_sample_graph(sample) for sample in samples])
+    with closing(_generate(cfg, _check_seed(seed), split, n, progress)) as samples:
+        return _to_split([_sample_graph(sample) for sample in samples])
 
 
 # --------------------------------------------------------------------------------------------
@@ -352,17 +365,6 @@ def _statistics(nodes: np.ndarray, edges: np.ndarray, labels: np.ndarray) -> dic
     }
 
 
-def format_statistics(stats: dict[str, dict]) -> str:
-    """A small table of :func:`sbm_statistics` per split."""
-    lines = [f"{'split':<6} {'graphs':>7} {'mean nodes':>11} {'nodes':>9} {'mean edges':>11}"
-             "  class balance"]
-    for split, s in stats.items():
-        balance = " ".join(f"{x:.3f}" for x in s["class_balance"])
-        lines.append(f"{split:<6} {s['graphs']:>7} {s['mean_nodes']:>11.2f} "
-                     f"{s['min_nodes']:>4}-{s['max_nodes']:<4} {s['mean_edges']:>11.1f}  {balance}")
-    return "\n".join(lines)
-
-
 # --------------------------------------------------------------------------------------------
 # Files
 # --------------------------------------------------------------------------------------------
@@ -374,23 +376,17 @@ def _check_seed(seed: int) -> int:
     return int(seed)
 
 
-def _file_names(first: int | None) -> tuple[dict[str, str], str]:
+def _file_set(root: Path, first: int | None) -> FileSet:
+    """The full files (``first`` None) or those of the first ``first`` graphs per split."""
     suffix = "" if first is None else f"_first{first}"
-    return {s: f"{s}{suffix}.npz" for s in SPLITS}, f"meta{suffix}.json"
-
-
-def _old_file_names(first: int | None) -> list[str]:
-    """The split files of the same set in the DGL format of earlier versions."""
-    suffix = "" if first is None else f"_first{first}"
-    return [f"{s}{suffix}.bin" for s in SPLITS]
+    return FileSet({s: root / f"{s}{suffix}.npz" for s in SPLITS}, root / f"meta{suffix}.json",
+                   FORMAT_NAME, FORMAT_VERSION, DATA_DIR_REMEDY)
 
 
 def _expected_meta(cfg: SBMConfig, seed: int, first: int | None) -> dict:
     sizes = zip(SPLITS, cfg.split_sizes, strict=True)
     counts = {s: n if first is None else min(first, n) for s, n in sizes}
     return {
-        "format": FORMAT_NAME,
-        "format_version": FORMAT_VERSION,
         "name": cfg.name,
         "variant": cfg.variant,
         "seed": seed,
@@ -398,64 +394,30 @@ def _expected_meta(cfg: SBMConfig, seed: int, first: int | None) -> dict:
         "params": json.loads(json.dumps(dataclasses.asdict(cfg))),  # tuples -> lists, as read
         "max_graphs": first,
         "counts": counts,
-        "files": _file_names(first)[0],
     }
 
 
-def _read_meta(root: Path, cfg: SBMConfig, seed: int,
+def _read_meta(files: FileSet, cfg: SBMConfig, seed: int,
                first: int | None) -> tuple[dict | None, str | None]:
-    """The state of one file set: ``(meta, None)`` when it is complete and current,
-    ``(None, why)`` when it is in an older format and must be regenerated, ``(None, None)`` when
-    there is none (or it is incomplete). DataError when it was generated with other settings."""
-    files, meta_name = _file_names(first)
-    meta_path = root / meta_name
-    old_files = [n for n in _old_file_names(first) if (root / n).is_file()]
-    if not meta_path.is_file():
-        # meta.json is written last, so a set without it is incomplete.
-        return None, ("in the old DGL format (*.bin files of earlier versions)" if old_files
-                      else None)
-    try:
-        meta = json.loads(meta_path.read_text())
-    except (OSError, ValueError) as exc:
-        raise DataError(f"{meta_path} is unreadable ({exc}); delete {root} to regenerate") from exc
-    if not isinstance(meta, dict):
-        raise DataError(f"{meta_path} is not an SBM meta file; delete {root} to regenerate")
-    if "format" not in meta:
-        return None, f"in the old DGL format ({meta_name} without a format field)"
-    if meta.get("format") == FORMAT_NAME and meta.get("format_version") != FORMAT_VERSION:
-        return None, (f"in file format version {meta.get('format_version')!r} (this code "
-                      f"reads version {FORMAT_VERSION})")
-    if not all((root / f).is_file() for f in files.values()):
-        return None, None
+    """:meth:`FileSet.state` of one file set; DataError when it was generated with other
+    settings."""
+    meta, why = files.state()
+    if meta is None:
+        return None, why
     expected = _expected_meta(cfg, seed, first)
     diff = [k for k, v in expected.items() if meta.get(k) != v]
     if diff:
+        root = files.meta.parent
         raise DataError(f"{root} holds SBM files generated with other settings (differing: "
                         f"{', '.join(diff)}); delete the folder to regenerate them")
     return meta, None
 
 
-def _atomic_write_json(path: Path, obj: dict) -> None:
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    try:
-        tmp.write_text(json.dumps(obj, indent=2) + "\n")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-def _load_file(root: Path, name: str, count: int, take: int) -> GraphSplit:
-    """The first ``take`` graphs of a saved split of ``count`` graphs."""
-    path = root / name
-    try:
-        pack = read_graph_pack(path, FORMAT_NAME, FORMAT_VERSION, take)
-    except PackError as exc:
-        raise DataError(f"{exc}; delete {root} to regenerate the SBM files") from exc
-    if len(pack) != min(take, count):
-        raise DataError(f"{path} holds {len(pack)} graphs, expected {min(take, count)}; "
-                        f"delete {root} to regenerate the SBM files")
-    graphs = unpack_graphs(pack, node_dtypes={"feat": torch.int64, "label": torch.int64})
-    return _to_split(graphs)
+def _load_splits(files: FileSet, meta: dict, take: int) -> dict[str, GraphSplit]:
+    """The first ``take`` graphs of every split; PackError when a file does not hold them."""
+    dtypes = {"feat": torch.int64, "label": torch.int64}
+    return {s: _to_split(unpack_graphs(files.read(s, meta["counts"][s], take), dtypes))
+            for s in SPLITS}
 
 
 def _report(msg: str, progress: bool) -> None:
@@ -473,13 +435,14 @@ def _pack_split(cfg: SBMConfig, seed: int, split: str, n: int, progress: bool) -
     pattern_max = (cfg.pattern_size or cfg.size_max - 1) if cfg.n_patterns else 0
     id_type = smallest_uint(cfg.n_communities * (cfg.size_max - 1) + pattern_max - 1)
     nodes, edges, src, dst, feat, label = [], [], [], [], [], []
-    for sample in _generate(cfg, seed, split, n, progress):
-        nodes.append(sample.num_nodes)
-        edges.append(sample.src.size)
-        src.append(sample.src.astype(id_type))
-        dst.append(sample.dst.astype(id_type))
-        feat.append(sample.feat.astype(np.int8))
-        label.append(sample.label.astype(np.int8))
+    with closing(_generate(cfg, seed, split, n, progress)) as samples:
+        for sample in samples:
+            nodes.append(sample.num_nodes)
+            edges.append(sample.src.size)
+            src.append(sample.src.astype(id_type))
+            dst.append(sample.dst.astype(id_type))
+            feat.append(sample.feat.astype(np.int8))
+            label.append(sample.label.astype(np.int8))
 
     def cat(parts: list[np.ndarray], dtype) -> np.ndarray:
         return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
@@ -489,31 +452,26 @@ def _pack_split(cfg: SBMConfig, seed: int, split: str, n: int, progress: bool) -
                      node={"feat": cat(feat, np.int8), "label": cat(label, np.int8)})
 
 
-def _generate_and_save(root: Path, cfg: SBMConfig, seed: int, first: int | None,
+def _generate_and_save(files: FileSet, cfg: SBMConfig, seed: int, first: int | None,
                        progress: bool) -> dict:
     assert cfg.vocab_size <= 127 and cfg.num_classes <= 127  # stored as int8
-    meta = _expected_meta(cfg, seed, first)
-    files, meta_name = _file_names(first)
+    record = _expected_meta(cfg, seed, first)
+    stats: dict[str, dict] = {}
     t0 = time.perf_counter()
-    stats = {}
-    for split in SPLITS:
-        pack = _pack_split(cfg, seed, split, meta["counts"][split], progress)
-        stats[split] = _statistics(pack.num_nodes, pack.num_edges, pack.node["label"])
-        try:
-            write_graph_pack(root / files[split], pack, FORMAT_NAME, FORMAT_VERSION)
-        except OSError as exc:
-            raise DataError(f"could not write {root / files[split]}: {exc}") from exc
-        del pack  # keep only one split in memory while generating
-    meta["statistics"] = stats
-    meta["generation_seconds"] = round(time.perf_counter() - t0, 2)
-    meta["created"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    try:
-        _atomic_write_json(root / meta_name, meta)
-    except OSError as exc:
-        raise DataError(f"could not write {root / meta_name}: {exc}") from exc
+
+    def packs():  # one split in memory at a time; the record is complete when they are written
+        for split in SPLITS:
+            pack = _pack_split(cfg, seed, split, record["counts"][split], progress)
+            stats[split] = _statistics(pack.num_nodes, pack.num_edges, pack.node["label"])
+            yield split, pack
+        record["statistics"] = stats
+        record["generation_seconds"] = round(time.perf_counter() - t0, 2)
+        record["created"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+
+    meta = files.write(packs(), record)
     what = cfg.dirname + ("" if first is None else f" (first {first} graphs per split)")
-    _report(f"generated {what} in {meta['generation_seconds']:.1f} s (seed {seed}) into {root}\n"
-            f"{format_statistics(stats)}\n{PUBLISHED.get(cfg.name, '')}", progress)
+    _report(f"generated {what} in {meta['generation_seconds']:.1f} s (seed {seed}) into "
+            f"{files.meta.parent}", progress)
     return meta
 
 
@@ -562,27 +520,35 @@ def load_sbm_dataset(name: str, data_dir: str | os.PathLike, max_graphs: int | N
         except OSError as exc:
             raise DataError(f"cannot create the data directory {root}: {exc}") from exc
 
-    meta, why = _read_meta(root, cfg, seed, None)
+    files = _file_set(root, None)
+    meta, why = _read_meta(files, cfg, seed, None)
     first: int | None = None
     if meta is None and why is None and max_graphs is not None \
             and max_graphs < max(cfg.split_sizes):
         first = int(max_graphs)  # quick path: only a prefix, in its own files
-        meta, why = _read_meta(root, cfg, seed, first)
+        files = _file_set(root, first)
+        meta, why = _read_meta(files, cfg, seed, first)
+    take = max(cfg.split_sizes) if max_graphs is None else int(max_graphs)
+    splits = None
+    if meta is not None:
+        try:
+            splits = _load_splits(files, meta, take)
+        except PackError as exc:
+            meta, why = None, f"cannot be read ({exc})"
     if meta is None and not generate:
         raise DataError(f"no usable {cfg.dirname} files in {root} ({why or 'none there'}) and "
                         "this command does not generate data: point --data_dir at the folder "
-                        "the run used, or generate them with python -m data.sbm --name "
-                        f"{cfg.name} --data_dir {data_dir}")
+                        "the run used, or generate them with python -m scripts.diagnose "
+                        f"--sizes_only --dataset {cfg.name} --data_dir {data_dir}")
     if meta is None:
         if why is not None:
-            logger.warning("%s: the SBM files are %s; regenerating them in the current format "
-                           "(the same graphs; takes seconds)", root, why)
-        meta = _generate_and_save(root, cfg, seed, first, progress)
-        for old in _old_file_names(first):
-            (root / old).unlink(missing_ok=True)
-
-    take = max(meta["counts"].values()) if max_graphs is None else int(max_graphs)
-    splits = {s: _load_file(root, meta["files"][s], meta["counts"][s], take) for s in SPLITS}
+            logger.warning("%s: the SBM files %s; regenerating them (the same graphs; takes "
+                           "seconds)", root, " ".join(why.split()))
+        meta = _generate_and_save(files, cfg, seed, first, progress)
+        splits = _load_splits(files, meta, take)
+    assert splits is not None
+    for s, split in splits.items():
+        _check_values(cfg, split, str(files.files[s]))
     stats = {s: sbm_statistics(sp) for s, sp in splits.items()}
     info = {
         "source": "generate",
@@ -593,10 +559,17 @@ def load_sbm_dataset(name: str, data_dir: str | os.PathLike, max_graphs: int | N
         "file_max_graphs": meta["max_graphs"],
         "generation_seconds": meta.get("generation_seconds"),
         "statistics": stats,
+        "published": PUBLISHED.get(cfg.name),
     }
     display = cfg.name if cfg.variant is None else f"{cfg.name}_{cfg.variant}"
     return GraphDataset(display, splits["train"], splits["val"], splits["test"],
                         cfg.vocab_size, cfg.num_classes, 1, info)
+
+
+def _check_values(cfg: SBMConfig, split: GraphSplit, where: str) -> None:
+    """Feature ids in the dataset's vocabulary and labels in its classes, checked once."""
+    check_graph_split(split, where, node_vocab=cfg.vocab_size, num_classes=cfg.num_classes,
+                      node_what="node feature id", label_what="node label")
 
 
 def _runtime_graph(g: Graph, feat: torch.Tensor, label: torch.Tensor) -> Graph:
@@ -607,6 +580,8 @@ def _runtime_graph(g: Graph, feat: torch.Tensor, label: torch.Tensor) -> Graph:
 
 def _dataset_from(cfg: SBMConfig, splits: dict[str, GraphSplit], source: str,
                   path: Path) -> GraphDataset:
+    for s, split in splits.items():
+        _check_values(cfg, split, f"{source} {cfg.name} {s} split")
     stats = {s: sbm_statistics(sp) for s, sp in splits.items()}
     info = {"source": source, "path": str(path), "statistics": stats}
     return GraphDataset(cfg.name, splits["train"], splits["val"], splits["test"],
@@ -676,35 +651,3 @@ def _load_from_pyg(cfg: SBMConfig, data_dir: Path, max_graphs: int | None,
             graphs.append(_runtime_graph(g, feat, torch.as_tensor(data.y)))
         splits[split] = _to_split(graphs)
     return _dataset_from(cfg, splits, "pyg", root)
-
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Generate (or load) an SBM dataset and print "
-                                                 "its statistics per split.")
-    parser.add_argument("--name", required=True, choices=SBM_NAMES)
-    parser.add_argument("--data_dir", required=True)
-    parser.add_argument("--max_graphs", type=int, default=None)
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
-    parser.add_argument("--variant", default=None,
-                        choices=SBM_VARIANTS + tuple(SBM_VARIANT_ALIASES))
-    parser.add_argument("--source", "--data_source", default="generate", choices=SOURCES)
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-    t0 = time.perf_counter()
-    try:
-        ds = load_sbm_dataset(args.name, args.data_dir, args.max_graphs, args.source, args.seed,
-                              args.variant, progress=True)
-    except DataError as exc:
-        raise SystemExit(f"error: {exc}") from None
-    elapsed = time.perf_counter() - t0
-    print(f"{ds.name}: in_dim {ds.in_dim}, num_classes {ds.num_classes}, from "
-          f"{ds.info['path']} ({ds.info['source']}); load_sbm_dataset took {elapsed:.1f} s"
-          + (f"; the files took {ds.info['generation_seconds']:.1f} s to generate"
-             if ds.info.get("generation_seconds") is not None else ""))
-    print(format_statistics(ds.info["statistics"]))
-    print(PUBLISHED[args.name])
-
-
-if __name__ == "__main__":
-    main()

@@ -33,22 +33,25 @@ the mean distance to the N - 1 others. The benchmark used coordinates only for t
 Splits: val = the first 5000 training images, train = training images 5000 onward, test = the
 test set (MNIST 55k/5k/10k, CIFAR10 45k/5k/10k). Labels are int64 tensors of shape ``(1,)``.
 
-Cache (no DGL needed): built graphs are saved per split under ``cache_dir`` (default
-``$AUTOGCN_CACHE/superpixels``, else ``~/.cache/autogcn/superpixels``) as
+Cache (no DGL needed): built graphs are saved as a file set (:class:`data.files.FileSet`) under
+``cache_dir`` (default ``$AUTOGCN_CACHE/superpixels``, else ``~/.cache/autogcn/superpixels``):
 ``<NAME>_<tag>_<full|first<N>>_<split>.npz`` plus a meta json ``<NAME>_<tag>_<full|first<N>>.json``
 written last (format name and version, build parameters, graph counts, build times). The tag
 holds every build parameter (plus a builder version), so a changed parameter never reuses a stale
-cache. Each ``.npz`` is an uncompressed graph pack (format ``"autogcn-superpixels"``, version
-:data:`FORMAT_VERSION`; layout in :mod:`data.interop`): ``num_nodes``/``num_edges`` int64 per
+cache. Each ``.npz`` is a graph pack (format ``"autogcn-superpixels"``, version
+:data:`FORMAT_VERSION`; layout in :mod:`data.files`): ``num_nodes``/``num_edges`` int64 per
 graph, ``src``/``dst`` local node ids (uint8), ``node_feat`` float32 ``(N, 3 or 5)``,
-``edge_feat`` float32 ``(E, 1)``, ``graph_label`` int64 ``(G,)``. Files are written to a temporary
-name and renamed into place; they are read with ``np.load(allow_pickle=False)`` and checked.
+``edge_feat`` float32 ``(E, 1)``, ``graph_label`` int64 ``(G,)``, checked when read.
 ``max_graphs=N`` builds/caches only the first N graphs of each split, or reads the first N graphs
 of a full cache when that exists.
 
-A cache that cannot be used is rebuilt from the raw images with one log line saying why: the
-``.bin``/json files of earlier versions (``dgl.save_graphs``, recognised without DGL and removed
-once the new cache is written), another format version, a truncated or garbled file.
+The meta json also records the images it was built from (:func:`raw_source`: the folder and,
+per raw file, its size and a hash of its first and last 64 KiB). When ``data_dir`` holds images
+other than those, the cache is rebuilt (one log line); the same files in another folder reuse it,
+and a ``data_dir`` without images loads the cache.
+
+A cache that cannot be used (another format version, a missing, truncated or garbled file) is
+rebuilt from the raw images with one log line saying why.
 
 Other sources (each downloads once, needs internet): ``source="dgl"`` converts
 ``dgl.data.MNISTSuperPixelDataset`` / ``CIFAR10SuperPixelDataset`` (DGL's own processing of the
@@ -60,14 +63,14 @@ open issue #10592 reports that these node features equal the benchmark's while i
 weights do not (same counts, other endpoints); that difference remains with this source (not
 checked here: no internet). Edge weights become ``(E, 1)`` float32.
 
-Run ``python -m data.superpixels --name MNIST --data_dir DIR`` to build/load and print statistics.
+Statistics: ``python -m scripts.diagnose --sizes_only --dataset MNIST --data_dir DIR
+[--cache_dir D]`` (builds the cache on first use).
 """
 
 from __future__ import annotations
 
-import argparse
 import gzip
-import json
+import hashlib
 import logging
 import math
 import multiprocessing as mp
@@ -76,7 +79,7 @@ import pickle
 import sys
 import tarfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -86,20 +89,17 @@ from scipy.spatial.distance import cdist
 from skimage.segmentation import slic
 from tqdm.auto import tqdm
 
-from data.common import DataError, GraphDataset, GraphSplit
-from data.graph import Graph
-from data.interop import (
-    PackError,
-    download,
-    from_dgl,
-    from_pyg,
-    pack_graphs,
-    read_graph_pack,
-    require_dgl,
-    require_pyg,
-    unpack_graphs,
-    write_graph_pack,
+from data.common import (
+    DataError,
+    GraphDataset,
+    GraphSplit,
+    check_finite,
+    check_graph_split,
+    check_range,
 )
+from data.files import FileSet, GraphPack, PackError, pack_graphs, unpack_graphs
+from data.graph import Graph
+from data.interop import download, from_dgl, from_pyg, require_dgl, require_pyg
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +111,8 @@ BUILDER_VERSION = 2  # 2: ties between equally near neighbours broken by index
 # The cache file layout (see the module docstring); caches of another version are rebuilt.
 FORMAT_NAME = "autogcn-superpixels"
 FORMAT_VERSION = 1
+# What a full disk under the cache folder tells the user to do.
+CACHE_DIR_REMEDY = "free some space there or give another --cache_dir"
 SOURCES = ("raw", "dgl", "pyg")
 SPLITS = ("train", "val", "test")
 
@@ -211,6 +213,7 @@ def read_mnist(data_dir: str | os.PathLike) -> ImageArrays:
         x, y = arrays[f"{split}_images"], arrays[f"{split}_labels"]
         if x.ndim != 3 or y.ndim != 1 or len(x) != len(y):
             raise DataError(f"MNIST {split}: images {x.shape} and labels {y.shape} do not match")
+        _check_labels(y, str(found[f"{split}_labels"]))
     return (arrays["train_images"], arrays["train_labels"].astype(np.int64),
             arrays["test_images"], arrays["test_labels"].astype(np.int64))
 
@@ -224,6 +227,7 @@ def _cifar_batch(raw: bytes, where: str) -> tuple[np.ndarray, np.ndarray]:
         raise DataError(f"{where} is not a CIFAR-10 python batch: {exc}") from exc
     if data.ndim != 2 or data.shape[1] != 3072 or len(data) != len(labels):
         raise DataError(f"{where}: data {data.shape}, labels {labels.shape}; expected [n, 3072]")
+    _check_labels(labels, where)
     # Rows are channel-major (1024 R, 1024 G, 1024 B), each 32x32 row-major -> HWC.
     return data.reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1), labels
 
@@ -262,6 +266,54 @@ def read_cifar10(data_dir: str | os.PathLike) -> ImageArrays:
     train_y = np.concatenate([batches[n][1] for n in CIFAR10_TRAIN_BATCHES])
     test_x, test_y = batches[CIFAR10_TEST_BATCH]
     return train_x, train_y, test_x, test_y
+
+
+def _check_labels(labels: np.ndarray, where: str) -> None:
+    """Image labels must be classes 0..9 (another value would silently widen the model)."""
+    check_range(torch.from_numpy(np.asarray(labels, dtype=np.int64)), 0, NUM_CLASSES, where,
+                "label", item="image", note=f" ({NUM_CLASSES} classes)")
+
+
+def raw_files(name: str, data_dir: str | os.PathLike) -> list[Path]:
+    """The raw image files a build of ``name`` reads from ``data_dir`` (those present)."""
+    folder = Path(data_dir).expanduser()
+    if _check_name(name) == "MNIST":
+        found = (_find_mnist_file(folder, stem) for stem in MNIST_FILES.values())
+        return [p for p in found if p is not None]
+    names = (*CIFAR10_TRAIN_BATCHES, CIFAR10_TEST_BATCH)
+    for cand in (folder / CIFAR10_DIR, folder):
+        if all((cand / n).is_file() for n in names):
+            return [cand / n for n in names]
+    tarball = folder / "cifar-10-python.tar.gz"
+    return [tarball] if tarball.is_file() else []
+
+
+def raw_source(name: str, data_dir: str | os.PathLike) -> dict:
+    """The identity of the images a build reads: the resolved folder and, per raw file, its
+    size and a hash of its first and last 64 KiB (cheap even for CIFAR-10's 170 MB archive,
+    and unchanged when the same files are copied or touched)."""
+    files = {}
+    for path in raw_files(name, data_dir):
+        try:
+            size = path.stat().st_size
+            with open(path, "rb") as f:
+                head = f.read(1 << 16)
+                f.seek(max(0, size - (1 << 16)))
+                tail = f.read()
+        except OSError:
+            continue
+        files[path.name] = [size, hashlib.blake2b(head + tail, digest_size=16).hexdigest()]
+    return {"data_dir": str(Path(data_dir).expanduser().resolve()), "files": files}
+
+
+def _other_source(record: dict, source: dict) -> str | None:
+    """Why a cache ``record`` was not built from the images of ``source`` (None: it was, or
+    the images are not there to compare: a cache serves without its raw files)."""
+    built = record.get("source")
+    if not source["files"] or (isinstance(built, dict) and built.get("files") == source["files"]):
+        return None
+    where = built.get("data_dir") if isinstance(built, dict) else None
+    return f"was built from other images ({where}) than those in {source['data_dir']}"
 
 
 def read_images(name: str, data_dir: str | os.PathLike) -> ImageArrays:
@@ -394,71 +446,42 @@ def _cache_stem(name: str, params: SuperpixelParams, max_graphs: int | None) -> 
     return f"{name}_{params.tag()}_{subset}"
 
 
-def _cache_paths(cache_dir: Path, stem: str) -> tuple[dict[str, Path], Path]:
-    return ({s: cache_dir / f"{stem}_{s}.npz" for s in SPLITS}, cache_dir / f"{stem}.json")
+def _file_set(cache_dir: Path, stem: str) -> FileSet:
+    return FileSet({s: cache_dir / f"{stem}_{s}.npz" for s in SPLITS}, cache_dir / f"{stem}.json",
+                   FORMAT_NAME, FORMAT_VERSION, CACHE_DIR_REMEDY)
 
 
-def _old_cache_files(files: dict[str, Path], meta: Path) -> list[Path]:
-    """The files of this cache in the DGL format of earlier versions (split ``.bin`` files, and
-    the meta json when it has no format field)."""
-    old = [p.with_suffix(".bin") for p in files.values() if p.with_suffix(".bin").is_file()]
-    if meta.is_file() and "format" not in (_read_meta(meta) or {"format": None}):
-        old.append(meta)
-    return old
-
-
-def _cache_state(files: dict[str, Path], meta: Path,
-                 params: SuperpixelParams) -> tuple[dict | None, str | None]:
-    """``(record, None)`` for a complete cache of the current format built with ``params``;
-    ``(None, why)`` for a cache that is there but unusable (rebuilt, with one log line);
-    ``(None, None)`` when there is none. The meta json is written after the split files, so its
-    presence marks a finished build."""
-    if not meta.is_file():
-        if any(p.with_suffix(".bin").is_file() for p in files.values()):
-            return None, "is in the old DGL format (*.bin files of earlier versions)"
-        return None, None
-    record = _read_meta(meta)
+def _cache_state(files: FileSet, params: SuperpixelParams,
+                 source: dict) -> tuple[dict | None, str | None]:
+    """:meth:`FileSet.state`, and ``(None, why)`` also for a cache built with other parameters
+    or from other images than those of ``source`` (:func:`raw_source`)."""
+    record, why = files.state()
     if record is None:
-        return None, "has an unreadable meta json"
-    if "format" not in record:
-        return None, "is in the old DGL format (a meta json without a format field)"
-    if record.get("format") != FORMAT_NAME or record.get("format_version") != FORMAT_VERSION:
-        return None, (f"is in format {record.get('format')!r} version "
-                      f"{record.get('format_version')!r} (this code reads {FORMAT_NAME!r} "
-                      f"version {FORMAT_VERSION})")
+        return None, why
     counts = record.get("graphs")
     if record.get("params") != asdict(params) or not isinstance(counts, dict) \
             or set(counts) != set(SPLITS):
         return None, "was built with other parameters"
-    if not all(p.is_file() for p in files.values()):
-        return None, "is incomplete (a split file is missing)"
+    other = _other_source(record, source)
+    if other is not None:
+        return None, other
     return record, None
 
 
-def _atomic_write(path: Path, write) -> None:
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-def _save_split(path: Path, split: GraphSplit) -> None:
+def _split_pack(split: GraphSplit) -> GraphPack:
     pack = pack_graphs(split.graphs, node_keys=("feat",), edge_keys=("feat",))
     labels = [torch.as_tensor(y).reshape(-1) for y in split.labels]
     pack.graph["label"] = (torch.cat(labels) if labels else torch.zeros(0, dtype=torch.int64)
                            ).to(torch.int64).numpy()
-    write_graph_pack(path, pack, FORMAT_NAME, FORMAT_VERSION)
+    return pack
 
 
-def _load_split(path: Path, n: int | None, expected: int, in_dim: int) -> GraphSplit:
+def _load_split(files: FileSet, split: str, n: int | None, expected: int,
+                in_dim: int) -> GraphSplit:
     """The first ``n`` graphs (all when None) of a cached split of ``expected`` graphs;
     PackError when the file is not exactly what the meta json promises."""
-    pack = read_graph_pack(path, FORMAT_NAME, FORMAT_VERSION, n)
-    want = expected if n is None else min(n, expected)
-    if len(pack) != want:
-        raise PackError(f"{path} holds {len(pack)} graphs, expected {want}")
+    path = files.files[split]
+    pack = files.read(split, expected, n)
     feat, weight = pack.node.get("feat"), pack.edge.get("feat")
     label = pack.graph.get("label")
     if len(pack) and (feat is None or feat.dtype != np.float32 or feat.ndim != 2
@@ -468,39 +491,18 @@ def _load_split(path: Path, n: int | None, expected: int, in_dim: int) -> GraphS
         raise PackError(f"{path} does not hold superpixel graphs of width {in_dim}")
     if not len(pack):
         return GraphSplit([], [])
-    graphs = unpack_graphs(pack)
     labels = torch.from_numpy(label.astype(np.int64)).reshape(-1, 1)
+    try:  # garbled values: the cache is rebuilt like any unreadable one
+        check_range(labels, 0, NUM_CLASSES, str(path), "label", item="graph")
+        check_finite(torch.from_numpy(feat), str(path), "a node feature", item="node")
+        check_finite(torch.from_numpy(weight), str(path), "an edge weight", item="edge")
+    except DataError as exc:
+        raise PackError(str(exc)) from None
+    graphs = unpack_graphs(pack)
     return GraphSplit(graphs, list(labels.unbind(0)))
 
 
-def _read_meta(path: Path) -> dict | None:
-    try:
-        record = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    return record if isinstance(record, dict) else None
-
-
 # --------------------------------------------------------------------------- loader
-
-
-def superpixel_statistics(ds: GraphDataset) -> dict:
-    """Per split: graphs, min/mean/max nodes, mean directed edges."""
-    out = {}
-    for split_name, split in ds.splits().items():
-        if split is None:
-            continue
-        nodes = np.array([g.num_nodes() for g in split.graphs])
-        edges = np.array([g.num_edges() for g in split.graphs])
-        out[split_name] = {
-            "graphs": len(nodes),
-            "min_nodes": int(nodes.min()) if len(nodes) else 0,
-            "mean_nodes": float(nodes.mean()) if len(nodes) else 0.0,
-            "max_nodes": int(nodes.max()) if len(nodes) else 0,
-            "mean_edges": float(edges.mean()) if len(edges) else 0.0,
-        }
-    return out
-
 
 
 def _head(ds, start: int, stop: int, max_graphs: int | None) -> range:
@@ -602,11 +604,14 @@ def load_superpixels(
     source: str = "raw",
     workers: int | None = None,
     progress: bool = True,
+    write_cache: bool = True,
 ) -> GraphDataset:
     """MNIST or CIFAR10 superpixel graphs as a :class:`GraphDataset`.
 
     ``source="raw"`` builds from the raw images in ``data_dir`` (read only) and caches the result
-    in ``cache_dir``; later calls load the cache without touching ``data_dir``. ``max_graphs``
+    in ``cache_dir``; later calls load the cache without touching ``data_dir``.
+    ``write_cache=False`` (checkpoint evaluation, which writes nothing) reads a usable cache but
+    neither creates, fills nor cleans one: without it the graphs are built in memory. ``max_graphs``
     limits every split to its first N graphs. ``workers`` processes build in parallel (default:
     all CPUs). ``source="dgl"`` converts DGL's built-in superpixel datasets (DGL profile),
     ``source="pyg"`` PyG's ``GNNBenchmarkDataset`` (needs torch_geometric).
@@ -618,119 +623,81 @@ def load_superpixels(
     info: dict = {"source": source, "data_dir": str(data_dir), "max_graphs": max_graphs}
     if source in ("dgl", "pyg"):
         splits = (_load_dgl if source == "dgl" else _load_pyg)(name, data_dir, max_graphs)
+        for split_name, split in splits.items():
+            check_graph_split(split, f"{source} {name} {split_name} split",
+                              num_classes=NUM_CLASSES)
         info.update(from_cache=False, build_time_s=time.perf_counter() - t0)
     elif source == "raw":
         cache = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
         info["params"] = asdict(params)
-        splits = _load_raw(name, data_dir, cache, params, max_graphs, workers, progress, info, t0)
+        splits = _load_raw(name, data_dir, cache, params, max_graphs, workers, progress, info, t0,
+                           write_cache)
     else:
         raise ValueError(f"unknown superpixel source {source!r}; use one of {', '.join(SOURCES)}")
     ds = GraphDataset(name=name, train=splits["train"], val=splits["val"], test=splits["test"],
                       in_dim=IN_DIM[name], num_classes=NUM_CLASSES, num_edge_types=1)
     info["load_time_s"] = time.perf_counter() - t0
-    info["splits"] = superpixel_statistics(ds)
+    info["splits"] = {k: v.stats() for k, v in ds.splits().items() if v is not None}
     ds.info = info
     return ds
 
 
 def _load_raw(name: str, data_dir: Path, cache: Path, params: SuperpixelParams,
               max_graphs: int | None, workers: int | None, progress: bool, info: dict,
-              t0: float) -> dict[str, GraphSplit]:
-    """The splits from the cache, or built from the raw images and cached."""
-    full_files, full_meta = _cache_paths(cache, _cache_stem(name, params, None))
-    sub_files, sub_meta = _cache_paths(cache, _cache_stem(name, params, max_graphs))
+              t0: float, write_cache: bool = True) -> dict[str, GraphSplit]:
+    """The splits from the cache, or built from the raw images and (``write_cache``) cached."""
+    full = _file_set(cache, _cache_stem(name, params, None))
+    subset = _file_set(cache, _cache_stem(name, params, max_graphs))
     # The full build also serves any subset: then only the first max_graphs graphs are read.
-    candidates = [(full_files, full_meta)]
-    if max_graphs is not None:
-        candidates.append((sub_files, sub_meta))
+    candidates = [full] if max_graphs is None else [full, subset]
     problem = unreadable = None  # (meta, why) of an unusable cache, for the one log line
-    for files, meta in candidates:
-        record, why = _cache_state(files, meta, params)
+    source = raw_source(name, data_dir)
+    for files in candidates:
+        record, why = _cache_state(files, params, source)
         if record is None:
-            problem = (meta, why) if why is not None else problem
+            problem = (files.meta, why) if why is not None else problem
             continue
         try:
-            splits = {s: _load_split(p, max_graphs, int(record["graphs"][s]), IN_DIM[name])
-                      for s, p in files.items()}
+            splits = {s: _load_split(files, s, max_graphs, int(record["graphs"][s]), IN_DIM[name])
+                      for s in SPLITS}
         except (PackError, TypeError, ValueError) as exc:
-            problem = unreadable = (meta, f"cannot be read ({' '.join(str(exc).split())})")
-            for path in (meta, *files.values()):  # never tried again
-                path.unlink(missing_ok=True)
+            problem = unreadable = (files.meta, f"cannot be read ({' '.join(str(exc).split())})")
+            if write_cache:
+                files.remove()  # never tried again
             continue
-        info.update(from_cache=True, cache_files={s: str(p) for s, p in files.items()},
+        info.update(from_cache=True, cache_files={s: str(p) for s, p in files.files.items()},
                     build_time_s=record.get("build_time_s"),
                     split_build_time_s=record.get("split_build_time_s"),
                     cache_load_time_s=time.perf_counter() - t0)
         if unreadable is not None:  # the full cache was unreadable, a subset cache serves
-            log.warning("%s: the superpixel cache %s %s; removed it, using %s", name,
-                        *unreadable, meta)
-        log.info("%s: loaded superpixel graphs from cache %s (%.1fs)", name, meta,
+            log.warning("%s: the superpixel cache %s %s; %s, using %s", name, *unreadable,
+                        "removed it" if write_cache else "left it", files.meta)
+        log.info("%s: loaded superpixel graphs from cache %s (%.1fs)", name, files.meta,
                  info["cache_load_time_s"])
         return splits
 
     if problem is not None:
-        what = "it" if problem[0] == sub_meta else f"the first {max_graphs} graphs per split"
+        what = "it" if problem[0] == subset.meta else f"the first {max_graphs} graphs per split"
         log.warning("%s: the superpixel cache %s %s; building %s from the raw images in %s",
                     name, *problem, what, data_dir)
     splits, times = _build_raw(name, data_dir, params, max_graphs, workers, progress)
     build_time = sum(times.values())
     log.info("%s: superpixel build took %.1fs", name, build_time)
-    old = _old_cache_files(full_files, full_meta) + _old_cache_files(sub_files, sub_meta)
+    record = {"name": name, "params": asdict(params), "max_graphs": max_graphs,
+              "graphs": {s: len(sp) for s, sp in splits.items()},
+              "build_time_s": build_time, "split_build_time_s": times,
+              "workers": workers or os.cpu_count(), "data_dir": str(data_dir),
+              "source": source, "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    if not write_cache:
+        log.info("%s: the graphs built in memory are not cached (this command writes nothing)",
+                 name)
+        info.update(from_cache=False, build_time_s=build_time, split_build_time_s=times)
+        return splits
     try:
-        cache.mkdir(parents=True, exist_ok=True)
-        sub_meta.unlink(missing_ok=True)  # mark the cache incomplete while rewriting it
-        for s, p in sub_files.items():
-            _save_split(p, splits[s])
-        record = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION, "name": name,
-                  "params": asdict(params), "max_graphs": max_graphs,
-                  "graphs": {s: len(sp) for s, sp in splits.items()},
-                  "files": {s: p.name for s, p in sub_files.items()},
-                  "build_time_s": build_time, "split_build_time_s": times,
-                  "workers": workers or os.cpu_count(), "data_dir": str(data_dir),
-                  "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
-        # The meta file is written last: its presence marks a complete cache.
-        _atomic_write(sub_meta, lambda p: p.write_text(json.dumps(record, indent=1)))
-        for path in old:  # files of the old DGL format: nothing reads them any more
-            if path != sub_meta:
-                path.unlink(missing_ok=True)
-        info["cache_files"] = {s: str(p) for s, p in sub_files.items()}
+        subset.write(((s, _split_pack(splits[s])) for s in SPLITS), record)
+        info["cache_files"] = {s: str(p) for s, p in subset.files.items()}
     except OSError as exc:
         log.warning("%s: could not write the superpixel cache to %s (%s); the graphs "
-                    "will be rebuilt next time", name, cache, exc)
+                    "will be rebuilt next time", name, cache, " ".join(str(exc).split()))
     info.update(from_cache=False, build_time_s=build_time, split_build_time_s=times)
     return splits
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Build/load superpixel graphs, print statistics")
-    parser.add_argument("--name", required=True, choices=NAMES)
-    parser.add_argument("--data_dir", required=True)
-    parser.add_argument("--cache_dir", default=None)
-    parser.add_argument("--max_graphs", type=int, default=None)
-    parser.add_argument("--workers", type=int, default=None)
-    parser.add_argument("--data_source", default="raw", choices=SOURCES)
-    parser.add_argument("--no_progress", action="store_true")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
-    try:
-        ds = load_superpixels(args.name, args.data_dir, cache_dir=args.cache_dir,
-                              max_graphs=args.max_graphs, source=args.data_source,
-                              workers=args.workers, progress=not args.no_progress)
-    except DataError as exc:
-        raise SystemExit(f"error: {exc}") from None
-    info = ds.info
-    where = "loaded from cache" if info.get("from_cache") else "built"
-    bt = info.get("build_time_s")
-    build = f"build time {bt:.1f}s" if bt is not None else "build time unknown"
-    print(f"{ds.name} superpixels ({args.data_source}) {where} in {info['load_time_s']:.1f}s; "
-          + build)
-    if info.get("split_build_time_s"):
-        print("  build time per split: " + ", ".join(
-            f"{s} {t:.1f}s" for s, t in info["split_build_time_s"].items()))
-    for split, s in info["splits"].items():
-        print(f"  {split:5s} graphs={s['graphs']:6d} nodes min/mean/max={s['min_nodes']}/"
-              f"{s['mean_nodes']:.2f}/{s['max_nodes']} mean_edges={s['mean_edges']:.2f}")
-
-
-if __name__ == "__main__":
-    main()

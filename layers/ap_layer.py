@@ -26,11 +26,11 @@ where :math:`m^k_v` is the node's "still running" mask passed through dropout (a
 release), and :math:`z^0` is the dropped-out input. The net adds
 ``prop_penalty · mean(K + R)`` (:math:`R = 1 - S`, the remainders) to the loss.
 
-Mode ``"one_hop"`` (default: the published numbers came from it; ``"release"``, its earlier
-name, is accepted) reproduces the authors' ``APLayer``, which propagates the layer *input* at
-every step, so every :math:`z^k = Px` and the adaptive depth never goes beyond one hop (here
-:math:`Px` is computed once instead of :math:`T` times; the output is the same). Mode
-``"adaptive"`` propagates the previous step, as in the AP-GCN paper. Dropout ``p = 0.5`` is
+Mode ``"one_hop"`` (default: the published numbers came from it; ``"release"`` is accepted
+for it, see :data:`AP_MODE_ALIASES`) reproduces the authors' ``APLayer``, which propagates the
+layer *input* at every step, so every :math:`z^k = Px` and the adaptive depth never goes beyond
+one hop (here :math:`Px` is computed once instead of :math:`T` times; the output is the same).
+Mode ``"adaptive"`` propagates the previous step, as in the AP-GCN paper. Dropout ``p = 0.5`` is
 the release's ``nn.Dropout()`` default.
 """
 
@@ -45,7 +45,9 @@ from data.graph import Graph
 from layers.propagation import propagate
 
 AP_MODES = ("one_hop", "adaptive")
-AP_MODE_ALIASES = {"release": "one_hop"}  # this project's earlier name, by provenance
+# Another accepted spelling of a mode, by provenance ("release": the authors' code), so that
+# configs and checkpoints that use it still run.
+AP_MODE_ALIASES = {"release": "one_hop"}
 HALT_THRESHOLD = 0.99  # a node stops once its halting probabilities sum to 1 - 0.01
 
 
@@ -61,7 +63,7 @@ class AdaptivePropagation(nn.Module):
         n_iter: maximum number of propagation steps ``T``.
         h_size: feature width (input of the halting unit).
         mode: ``"one_hop"`` (the release) or ``"adaptive"`` (the paper); see
-            :data:`AP_MODE_ALIASES` for older names.
+            :data:`AP_MODE_ALIASES` for the other accepted spelling.
         dropout: dropout of the input and of the update mask (the release's 0.5).
     """
 

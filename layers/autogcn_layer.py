@@ -1,4 +1,9 @@
-"""The AutoGCN layer: graph convolution with learned low-, middle- and high-pass filters."""
+"""AutoGCN: graph convolution with learned low-, middle- and high-pass filters.
+
+:class:`AutoGCNConv` is the convolution alone (PyG-style: ``conv(x, edge_index)``);
+:class:`AutoGCNLayer` is the benchmark's layer, the convolution followed by the shared
+post-processing (graph norm, batch norm, activation, residual, dropout).
+"""
 
 from __future__ import annotations
 
@@ -6,28 +11,31 @@ import math
 from collections.abc import Callable, Sequence
 
 import torch
-from torch import nn
+from torch import Tensor, nn
 
 from data.graph import Graph
 from layers.post_processing import PostProcess
-from layers.propagation import propagate, propagate_first
+from layers.propagation import Adjacency, as_graph, cheaper_to_propagate_first, normalized_adjacency
 
 FILTERS = ("low", "mid", "high")
 MODES = ("over", "single", "fix")
 GATES = ("sequential", "parallel", "none")
-# Older spellings: the authors' boolean flag (true = their sequential gate) and this project's
-# earlier names by provenance.
+# Other accepted spellings of a gate, so that configs and checkpoints that use them still run:
+# the authors' boolean flag (true = their sequential gate), and names by provenance
+# ("release": the authors' code, "paper": the paper's text).
 GATE_ALIASES = {True: "sequential", False: "none", "release": "sequential", "paper": "parallel"}
 
 
-class AutoGCNLayer(nn.Module):
+class AutoGCNConv(nn.Module):
     r"""AutoGCN graph convolution from `Beyond Low-pass Filtering: Graph Convolutional Networks
     with Automatic Filtering <https://arxiv.org/abs/2107.04755>`__ (Wu, Pan, Long, Jiang,
-    Zhang).
+    Zhang): a bank of learned low-, middle- and high-pass filters combined by a gate.
 
-    With :math:`\tilde A = D^{-1/2} A D^{-1/2}` (in-degrees, no self-loops; see
-    :func:`~layers.propagation.propagate`) and :math:`\lambda \in [0, 2]` the eigenvalues of
-    :math:`L = I - \tilde A`, the three filters are
+    With :math:`\tilde A = D^{-1/2} A D^{-1/2}` (see *Normalisation* below) and :math:`\lambda`
+    the eigenvalues of :math:`L = I - \tilde A` — real and in :math:`[0, 2]` on an undirected
+    graph; on a directed one (the superpixel kNN graphs) :math:`\tilde A` is similar to
+    :math:`D^{-1} A`, so they lie in the complex disc :math:`|\lambda - 1| \le 1` and are often
+    not real (``docs/data.md``) — the three filters are
 
     ======  ==========================  ================================
     filter  response :math:`F(\lambda)`  kernel applied to :math:`x`
@@ -59,61 +67,80 @@ class AutoGCNLayer(nn.Module):
 
     Outside ``"over"`` the authors' code stores the high output in the mid slot and vice
     versa; this is kept because it changes the sequential gate's order. The gated outputs of
-    the ``num_filters`` banks (parallel copies of the filters; not the same as ``filters``,
-    which names the filters used) are summed, a bias is added and
-    :class:`~layers.post_processing.PostProcess` applies graph norm, batch norm, activation,
-    residual and dropout. Parameters: ``num_filters · F · (in·out + K) + out`` (+ ``2·out`` for
-    the batch norm, always allocated as in the release).
+    the ``num_banks`` filter banks (parallel, independently parameterised copies of the
+    ``filters``; the config key is the authors' ``num_filters``) are summed and a bias is added.
+    Nothing else: no normalisation, activation, residual or dropout (:class:`AutoGCNLayer` adds
+    those). Parameters: ``num_banks · F · (in·out + K) + out`` with ``F = len(filters)``.
 
-    The kernels commute with the linear maps, so the layer propagates the input (sparse
+    The kernels commute with the linear maps, so the convolution propagates the input (sparse
     products on ``2·in`` columns) or projects it first (``4·out`` columns), whichever is
-    cheaper (:func:`~layers.propagation.propagate_first`); both give the same output.
+    cheaper (:func:`~layers.propagation.cheaper_to_propagate_first`); both give the same output.
+
+    **Normalisation.** :math:`\tilde A_{vu} = s_v\, w_{u \to v}\, s_u` with
+    :math:`s_v = \deg^{in}(v)^{-1/2}`: the in-degree (weighted by ``edge_weight`` when given,
+    else the count of incoming edges, repeated edges included) normalises *both* sides, the
+    receiver's and the sender's, as in the authors' release. No self-loops are added: the
+    kernels hold their own :math:`I` terms, and a loop would move the spectrum the filters are
+    defined on. A node whose in-degree is 0 gets :math:`s_v = 1`: it receives nothing, and what
+    it sends is not rescaled. PyG's ``gcn_norm`` (``GCNConv``) differs in two ways: it adds
+    self-loops by default, and it gives zero-in-degree nodes :math:`s_v = 0`, so their
+    messages vanish. Hence :math:`\tilde A` equals
+    ``gcn_norm(edge_index, edge_weight, add_self_loops=False)`` on every graph where each node
+    that sends also receives (any undirected graph, e.g. Planetoid's), and differs on the edges
+    out of nodes without incoming edges.
+
+    **Cache.** ``cached=True`` keeps the normalised operator of the last graph seen, like PyG's
+    ``cached=True``, and pays off when every call sees the same graph (transductive node
+    classification). Unlike PyG's, it is checked, not trusted: it is reused only while the
+    *same* ``edge_index`` tensor (or :class:`~data.graph.Graph`), unmodified in place (torch's
+    version counter), the same ``edge_weight`` tensor and the same node count come in; any other
+    graph rebuilds it, so a changing graph is never served a stale operator (it is only not
+    sped up). The cache holds references to the tensors it was built from.
+    ``reset_parameters()`` clears it. A :class:`~data.graph.Graph` input without
+    ``edge_weight`` needs no cache: its operator is kept on the graph itself.
 
     Args:
-        in_dim (int): input width.
-        out_dim (int): output width.
-        activation (callable, optional): e.g. ``torch.relu``; ``None`` on an output layer.
-        dropout (float): dropout applied last.
-        graph_norm, batch_norm, residual (bool): the shared post-processing steps.
+        in_channels (int): input width.
+        out_channels (int): output width.
         K (int): grid size of ``"over"`` mode. (default: ``16``)
-        num_filters (int): parallel filter banks. (default: ``1``)
+        num_banks (int): parallel filter banks, each with its own copy of every filter;
+            the config key ``num_filters``. (default: ``1``)
         mode (str): ``"over"``, ``"single"`` or ``"fix"``. (default: ``"over"``)
         gate (str): ``"sequential"``, ``"parallel"`` or ``"none"`` (``True``/``False``,
             ``"release"``/``"paper"`` accepted). (default: ``"sequential"``)
         filters (sequence of str): the filters used, from ``"low"``, ``"mid"``, ``"high"``
             (the paper's w/o low/mid/high ablations drop one). (default: all three)
         single_a_init (float): initial ``a`` in ``"single"`` mode. (default: ``0``)
+        cached (bool): keep the normalised operator between calls (see *Cache*).
+            (default: ``False``)
 
     Shapes:
-        - input: graph ``g`` with :math:`N` nodes, features :math:`(N, \text{in})` (dense or
-          sparse COO), optional ``snorm_n`` :math:`(N, 1)`
+        - input: node features :math:`(N, \text{in})` (dense or sparse COO), edge indices
+          :math:`(2, E)` (or a :class:`~data.graph.Graph` of :math:`N` nodes), optional edge
+          weights :math:`(E,)` (non-negative constants: no gradient flows to them)
         - output: :math:`(N, \text{out})`
 
     Example::
 
-        >>> g = Graph([0, 1, 1, 2], [1, 0, 2, 1])
-        >>> layer = AutoGCNLayer(8, 4)
-        >>> layer(g, torch.randn(3, 8)).shape
+        >>> edge_index = torch.tensor([[0, 1, 1, 2], [1, 0, 2, 1]])
+        >>> conv = AutoGCNConv(8, 4)
+        >>> conv(torch.randn(3, 8), edge_index).shape
         torch.Size([3, 4])
-        >>> layer.frequency_response(torch.linspace(0, 2, 5))["low"].shape  # (banks, points)
+        >>> conv.frequency_response(torch.linspace(0, 2, 5))["low"].shape  # (banks, points)
         torch.Size([1, 5])
     """
 
     def __init__(
         self,
-        in_dim: int,
-        out_dim: int,
-        activation: Callable[[torch.Tensor], torch.Tensor] | None = torch.relu,
-        dropout: float = 0.0,
-        graph_norm: bool = True,
-        batch_norm: bool = True,
-        residual: bool = False,
+        in_channels: int,
+        out_channels: int,
         K: int = 16,
-        num_filters: int = 1,
+        num_banks: int = 1,
         mode: str = "over",
         gate: str | bool = "sequential",
         filters: Sequence[str] = FILTERS,
         single_a_init: float = 0.0,
+        cached: bool = False,
     ) -> None:
         super().__init__()
         gate = GATE_ALIASES.get(gate, gate)
@@ -123,29 +150,36 @@ class AutoGCNLayer(nn.Module):
             raise ValueError(f"unknown AutoGCN gate {gate!r}; expected one of {GATES}")
         if not filters or not set(filters) <= set(FILTERS) or len(set(filters)) != len(filters):
             raise ValueError(f"filters must be distinct names from {FILTERS}, got {list(filters)}")
-        self.in_dim, self.out_dim = in_dim, out_dim
-        self.K, self.num_filters, self.mode, self.gate = K, num_filters, mode, gate
+        self.in_dim, self.out_dim = in_channels, out_channels
+        self.K, self.num_banks, self.mode, self.gate = K, num_banks, mode, gate
         self.filters = tuple(f for f in FILTERS if f in filters)  # canonical order
-        self.single_a_init = single_a_init
+        self.single_a_init, self.cached = single_a_init, cached
         n_f = len(self.filters)
 
-        self.weight = nn.Parameter(torch.empty(num_filters, n_f, in_dim, out_dim))
+        self.weight = nn.Parameter(torch.empty(num_banks, n_f, in_channels, out_channels))
         if mode == "over":
-            self.gamma = nn.Parameter(torch.empty(num_filters, n_f, K))
+            self.gamma = nn.Parameter(torch.empty(num_banks, n_f, K))
             # the release's float32 grid; a constant, hence a buffer outside the state dict
             grid = torch.linspace(-1e-9, 1 + 1e-9, K, dtype=torch.float64).float()
             self.register_buffer("alpha", grid, persistent=False)
         elif mode == "single":
-            self.p = nn.Parameter(torch.empty(num_filters, n_f))
-            self.a = nn.Parameter(torch.empty(num_filters, n_f))
-        self.bias = nn.Parameter(torch.empty(out_dim))
-        self.post = PostProcess(in_dim, out_dim, activation, dropout, graph_norm, batch_norm,
-                                residual)
+            self.p = nn.Parameter(torch.empty(num_banks, n_f))
+            self.a = nn.Parameter(torch.empty(num_banks, n_f))
+        self.bias = nn.Parameter(torch.empty(out_channels))
         # gate slots (indices into self.filters): mid and high swap outside "over" (see above)
         order = FILTERS if mode == "over" else ("low", "high", "mid")
         self._slot_order = [self.filters.index(f) for f in order if f in self.filters]
         self.order = "auto"  # "propagate" / "project" force a computation order (tests)
-        self.reset_parameters()
+        self._cache: tuple | None = None
+        AutoGCNConv.reset_parameters(self)
+
+    @property
+    def in_channels(self) -> int:
+        return self.in_dim
+
+    @property
+    def out_channels(self) -> int:
+        return self.out_dim
 
     def reset_parameters(self) -> None:
         # nn.Linear's default weight distribution, U(-1/sqrt(in), 1/sqrt(in)), as the release
@@ -157,7 +191,29 @@ class AutoGCNLayer(nn.Module):
             nn.init.ones_(self.p)
             nn.init.constant_(self.a, self.single_a_init)
         nn.init.zeros_(self.bias)
-        self.post.reset_parameters()
+        self._cache = None
+
+    def forward(self, x: Tensor, edge_index: Tensor | Graph,
+                edge_weight: Tensor | None = None) -> Tensor:
+        """``x`` (N, in) on the graph ``edge_index`` (2, E) or a ``Graph`` → (N, out)."""
+        op = self.operator(edge_index, x.shape[0], edge_weight)
+        return self.convolve(op, x)
+
+    def operator(self, edge_index: Tensor | Graph, num_nodes: int,
+                 edge_weight: Tensor | None = None) -> Adjacency:
+        r"""The normalised :math:`\tilde A` of the graph (see *Normalisation* and *Cache*)."""
+        key = (edge_index, getattr(edge_index, "_version", None), edge_weight,
+               None if edge_weight is None else edge_weight._version, num_nodes)
+        if self._cache is not None and _same_key(self._cache[0], key):
+            return self._cache[1]
+        op = normalized_adjacency(as_graph(edge_index, num_nodes), "in", edge_weight)
+        if self.cached:
+            self._cache = (key, op)
+        return op
+
+    def convolve(self, op: Adjacency, x: Tensor) -> Tensor:
+        """The gated, summed filter outputs plus the bias, with ``op`` = :math:`\\tilde A`."""
+        return self._gate_and_sum(self._filter_outputs(op, x)) + self.bias
 
     def coefficients(self) -> torch.Tensor:
         """``(banks, filters, 3)``: filter ``f``'s input is ``c0·x + c1·Ãx + c2·Ã²x``."""
@@ -168,7 +224,7 @@ class AutoGCNLayer(nn.Module):
             total = torch.relu(self.p)
             c = total * nn.functional.hardtanh(self.a, 0.0, 1.0)
         else:
-            total = self.weight.new_ones(self.num_filters, len(self.filters))
+            total = self.weight.new_ones(self.num_banks, len(self.filters))
             c = 0.5 * total
         zero = torch.zeros_like(c)
         rows = {"low": (total - c, c, zero), "high": (total - c, -c, zero),
@@ -185,39 +241,34 @@ class AutoGCNLayer(nn.Module):
 
     def filtered_inputs(self, g: Graph, x: torch.Tensor) -> torch.Tensor:
         """The kernels applied to ``x``, before the linear maps: ``(banks, filters, N, in)``."""
-        h1 = propagate(g, x)
-        hops = [x, h1] + ([propagate(g, h1)] if "mid" in self.filters else [])
+        op = normalized_adjacency(g)
+        h1 = op(x)
+        hops = [x, h1] + ([op(h1)] if "mid" in self.filters else [])
         coef = self.coefficients()[..., : len(hops)]
         return torch.einsum("bfk,knd->bfnd", coef, torch.stack(hops))
 
-    def forward(self, g: Graph, feat: torch.Tensor,
-                snorm_n: torch.Tensor | None = None) -> torch.Tensor:
-        """``feat`` (N, in_dim) → (N, out_dim)."""
-        out = self._gate_and_sum(self._filter_outputs(g, feat)) + self.bias
-        return self.post(feat, out, snorm_n)
-
-    def _filter_outputs(self, g: Graph, x: torch.Tensor) -> torch.Tensor:
+    def _filter_outputs(self, op: Adjacency, x: torch.Tensor) -> torch.Tensor:
         """Every filter's projected output, ``(banks·filters, N, out)``, bank-major."""
         coef = self.coefficients().reshape(-1, 3)
         n_mid = 1 if "mid" in self.filters else 0
-        if propagate_first(x, (1 + n_mid) * self.in_dim,
-                           self.num_filters * (len(self.filters) + n_mid) * self.out_dim,
-                           self.order):
-            h1 = propagate(g, x)
-            hops = torch.stack([x, h1] + ([propagate(g, h1)] if n_mid else []))
+        if cheaper_to_propagate_first(x, (1 + n_mid) * self.in_dim,
+                                      self.num_banks * (len(self.filters) + n_mid) * self.out_dim,
+                                      self.order):
+            h1 = op(x)
+            hops = torch.stack([x, h1] + ([op(h1)] if n_mid else []))
             inputs = torch.einsum("jk,knd->jnd", coef[:, : len(hops)], hops)  # per filter
             return torch.bmm(inputs, self.weight.reshape(-1, self.in_dim, self.out_dim))
         # project all filters in one product, then propagate out_dim columns per filter
         w = self.weight.permute(2, 0, 1, 3).reshape(self.in_dim, -1)
         y = torch.sparse.mm(x, w) if x.is_sparse else x @ w
-        py = propagate(g, y)
+        py = op(y)
         n_j = coef.shape[0]
         ys = y.view(-1, n_j, self.out_dim).unbind(1)  # unbind: one copy in backward, not n_j
         pys = py.view(-1, n_j, self.out_dim).unbind(1)
         outs = []
-        for j, name in enumerate(self.filters * self.num_filters):
+        for j, name in enumerate(self.filters * self.num_banks):
             if name == "mid":
-                outs.append(torch.addcmul(ys[j] * coef[j, 0], propagate(g, pys[j]), coef[j, 2]))
+                outs.append(torch.addcmul(ys[j] * coef[j, 0], op(pys[j]), coef[j, 2]))
             else:
                 outs.append(torch.addcmul(ys[j] * coef[j, 0], pys[j], coef[j, 1]))
         return torch.stack(outs)
@@ -225,17 +276,90 @@ class AutoGCNLayer(nn.Module):
     def _gate_and_sum(self, stack: torch.Tensor) -> torch.Tensor:
         """Gate each bank's filter outputs and sum everything."""
         n_f = len(self.filters)
-        banks = [[b * n_f + i for i in self._slot_order] for b in range(self.num_filters)]
+        banks = [[b * n_f + i for i in self._slot_order] for b in range(self.num_banks)]
         if self.gate == "none" or n_f == 1:
             return stack.sum(0)
         parts = stack.unbind(0)
         gated = [y for bank in banks for y in gate([parts[i] for i in bank], self.gate)]
         return _sum_of_others(gated, -1)
 
+    def __getstate__(self) -> dict:  # copies and pickles rebuild the operator where used
+        return {**self.__dict__, "_cache": None}
+
     def extra_repr(self) -> str:
+        cached = ", cached=True" if self.cached else ""
         return (f"{self.in_dim}, {self.out_dim}, mode={self.mode}, K={self.K}, "
                 f"filters={','.join(self.filters)}, gate={self.gate}, "
-                f"num_filters={self.num_filters}")
+                f"num_banks={self.num_banks}{cached}")
+
+
+def _same_key(a: tuple, b: tuple) -> bool:
+    """Cache keys match: the same objects (``is``), at the same versions and node count."""
+    return all(x is y if isinstance(x, (Tensor, Graph)) else x == y
+               for x, y in zip(a, b, strict=True))
+
+
+class AutoGCNLayer(AutoGCNConv):
+    r"""The benchmark's AutoGCN layer: :class:`AutoGCNConv` on a :class:`~data.graph.Graph`,
+    then :class:`~layers.post_processing.PostProcess` (graph norm, batch norm, activation,
+    residual, dropout).
+
+    The convolution's parameters have the names that checkpoints store (``weight``, ``gamma``
+    or ``p``/``a``, ``bias``), which are also an :class:`AutoGCNConv`'s; the post-processing's
+    are under ``post.``.
+    Parameters: those of the convolution, + ``2·out`` for the batch norm (always allocated, as
+    in the release).
+
+    Args:
+        in_dim (int): input width.
+        out_dim (int): output width.
+        activation (callable, optional): e.g. ``torch.relu``; ``None`` on an output layer.
+        dropout (float): dropout applied last.
+        graph_norm, batch_norm, residual (bool): the shared post-processing steps.
+        K, num_banks, mode, gate, filters, single_a_init: as :class:`AutoGCNConv`.
+
+    Shapes:
+        - input: graph ``g`` with :math:`N` nodes, features :math:`(N, \text{in})` (dense or
+          sparse COO), optional ``snorm_n`` :math:`(N, 1)`
+        - output: :math:`(N, \text{out})`
+
+    Example::
+
+        >>> g = Graph([0, 1, 1, 2], [1, 0, 2, 1])
+        >>> layer = AutoGCNLayer(8, 4)
+        >>> layer(g, torch.randn(3, 8)).shape
+        torch.Size([3, 4])
+    """
+
+    def __init__(
+        self,
+        in_dim: int,
+        out_dim: int,
+        activation: Callable[[torch.Tensor], torch.Tensor] | None = torch.relu,
+        dropout: float = 0.0,
+        graph_norm: bool = True,
+        batch_norm: bool = True,
+        residual: bool = False,
+        K: int = 16,
+        num_banks: int = 1,
+        mode: str = "over",
+        gate: str | bool = "sequential",
+        filters: Sequence[str] = FILTERS,
+        single_a_init: float = 0.0,
+    ) -> None:
+        super().__init__(in_dim, out_dim, K, num_banks, mode, gate, filters, single_a_init)
+        self.post = PostProcess(in_dim, out_dim, activation, dropout, graph_norm, batch_norm,
+                                residual)
+
+    def reset_parameters(self) -> None:
+        super().reset_parameters()
+        self.post.reset_parameters()
+
+    def forward(self, g: Graph, feat: torch.Tensor,
+                snorm_n: torch.Tensor | None = None) -> torch.Tensor:
+        """``feat`` (N, in_dim) → (N, out_dim)."""
+        out = self.convolve(normalized_adjacency(g), feat)
+        return self.post(feat, out, snorm_n)
 
 
 def gate(slots: list[torch.Tensor], kind: str) -> list[torch.Tensor]:

@@ -16,7 +16,22 @@ Because :math:`\tilde A` commutes with right-multiplication, the same output is
 :math:`x(W_1 - W_3) - \tilde A(x W_2) + 2\tilde A^2(x W_3)`: propagating first costs two sparse
 products at the input width, projecting first two at the output width. The layer projects first
 when ``out < in`` (e.g. Squirrel: 2,089 features → 16) and for sparse inputs (never densified):
-:func:`~layers.propagation.propagate_first`.
+:func:`~layers.propagation.cheaper_to_propagate_first`.
+
+Frequency response. On an eigenvector :math:`u` of :math:`\tilde A` (eigenvalue :math:`\mu`, so
+:math:`\lambda = 1 - \mu` is an eigenvalue of :math:`L`), an input :math:`x = u v^\top` gives
+:math:`h = u\, v^\top M(\lambda) + b` with the ``in × out`` matrix
+
+.. math::
+    M(\lambda) = W_1 + T_1(\lambda - 1) W_2 + T_2(\lambda - 1) W_3,
+    \qquad T_1(t) = t,\ T_2(t) = 2t^2 - 1
+
+(:meth:`ChebLayer.response_matrix`; :math:`W_k` as ``in × out``). Unlike AutoGCN's and the
+polynomial filters' scalar :math:`F(\lambda)`, ChebNet's filter is not separable from its
+weights: every input/output channel pair has its own polynomial. The scalar that
+:meth:`ChebLayer.frequency_response` reports is the RMS gain
+:math:`\|M(\lambda)\|_F / \sqrt{in}`, the root-mean-square norm of the output for a random
+unit input direction at frequency :math:`\lambda`.
 """
 
 from __future__ import annotations
@@ -28,7 +43,7 @@ from torch import nn
 
 from data.graph import Graph
 from layers.post_processing import PostProcess
-from layers.propagation import propagate, propagate_first
+from layers.propagation import cheaper_to_propagate_first, propagate
 
 
 class ChebLayer(nn.Module):
@@ -79,16 +94,27 @@ class ChebLayer(nn.Module):
         self, g: Graph, feat: torch.Tensor, snorm_n: torch.Tensor | None = None
     ) -> torch.Tensor:
         """``feat`` (N, in_dim) (dense or sparse COO) → (N, out_dim)."""
-        if not propagate_first(feat, 2 * self.in_dim, 2 * self.out_dim, self.order):
+        if not cheaper_to_propagate_first(feat, 2 * self.in_dim, 2 * self.out_dim,
+                                          self.order):
             # x(W1 - W3) - Ã(xW2) + 2Ã²(xW3): both propagations at the output width
             y1, y2, y3 = self.c1(feat), self.c2(feat), self.c3(feat)  # Linear accepts sparse COO
             h = y1 - y3 + propagate(g, 2 * propagate(g, y3) - y2)
         else:
             t0, t1, t2 = self.kernel_terms(g, feat)
             h = self.c1(t0) + self.c2(t1) + self.c3(t2)
-        if feat.is_sparse and self.post.residual:  # the residual adds the input: make it dense
-            feat = feat.to_dense()
         return self.post(feat, h + self.bias, snorm_n)
+
+    def response_matrix(self, lam: torch.Tensor) -> torch.Tensor:
+        r""":math:`M(\lambda)` (module docstring) at every ``lam``: ``(len(lam), in, out)``."""
+        w = torch.stack([c.weight.detach().T for c in (self.c1, self.c2, self.c3)])
+        t = lam.detach().to(w) - 1.0
+        basis = torch.stack([torch.ones_like(t), t, 2 * t * t - 1])  # T_0, T_1, T_2 at λ - 1
+        return torch.einsum("kp,kio->pio", basis, w)
+
+    def frequency_response(self, lam: torch.Tensor) -> dict[str, torch.Tensor]:
+        """``{"gain": ‖M(λ)‖_F / sqrt(in)}`` of shape ``(1, len(lam))`` (module docstring)."""
+        m = self.response_matrix(lam)
+        return {"gain": (m.flatten(1).norm(dim=1) / self.in_dim ** 0.5).unsqueeze(0)}
 
     def extra_repr(self) -> str:
         return f"{self.in_dim}, {self.out_dim}, K=2, lambda_max=2"

@@ -21,8 +21,10 @@ compare the models). With ``source_degree="out"`` it equals DGL 2.x's
 ``GraphConv(norm="both", bias=False)``, and with ``"in"`` the in-degree formula, proven by
 ``tests/test_dgl_parity.py``. It keeps DGL's weight (``conv.weight``, shape ``(in, out)``,
 Glorot-uniform) and its order (project first when the output is narrower, and for sparse inputs,
-which are never densified). The degree factors are computed in float32, as the release did
-(see :mod:`layers.propagation`). The bias lives in the layer and is added after the aggregation.
+which are never densified). The degree factors are computed in the feature dtype (see
+:mod:`layers.propagation`). ``conv(g, x)`` takes a :class:`~data.graph.Graph` or a PyG-style
+``(2, E)`` edge index as ``g``, and an optional ``edge_weight`` (weighted degrees). The bias
+lives in the layer and is added after the aggregation.
 Parameters: ``in·out + out`` (+ ``2·out`` BatchNorm, always allocated as in the release).
 
 Post-processing (graph norm → BN → activation → residual → dropout) is
@@ -38,7 +40,12 @@ from torch import nn
 
 from data.graph import Graph
 from layers.post_processing import PostProcess
-from layers.propagation import SOURCE_DEGREES, propagate, propagate_first
+from layers.propagation import (
+    SOURCE_DEGREES,
+    as_graph,
+    cheaper_to_propagate_first,
+    normalized_adjacency,
+)
 
 
 class GraphConv(nn.Module):
@@ -62,12 +69,15 @@ class GraphConv(nn.Module):
     def reset_parameters(self) -> None:
         nn.init.xavier_uniform_(self.weight)
 
-    def forward(self, g: Graph, feat: torch.Tensor) -> torch.Tensor:
-        """``feat`` (N, in) (dense or sparse COO) → (N, out)."""
-        if propagate_first(feat, self.in_feats, self.out_feats):
-            return propagate(g, feat, self.source_degree) @ self.weight
+    def forward(self, g: Graph | torch.Tensor, feat: torch.Tensor,
+                edge_weight: torch.Tensor | None = None) -> torch.Tensor:
+        """``feat`` (N, in) (dense or sparse COO) → (N, out) on ``g``, a :class:`Graph` or a
+        ``(2, E)`` edge index; ``edge_weight`` (E,) weights the sum and the degrees."""
+        op = normalized_adjacency(as_graph(g, feat.shape[0]), self.source_degree, edge_weight)
+        if cheaper_to_propagate_first(feat, self.in_feats, self.out_feats):
+            return op(feat) @ self.weight
         projected = torch.sparse.mm(feat, self.weight) if feat.is_sparse else feat @ self.weight
-        return propagate(g, projected, self.source_degree)
+        return op(projected)
 
     def extra_repr(self) -> str:
         return f"in={self.in_feats}, out={self.out_feats}, source_degree={self.source_degree}"
@@ -111,6 +121,4 @@ class GCNLayer(nn.Module):
     ) -> torch.Tensor:
         """``feat`` (N, in_dim) (dense or sparse COO) → (N, out_dim)."""
         h = self.conv(g, feat)
-        if feat.is_sparse and self.post.residual:  # the residual adds the input: make it dense
-            feat = feat.to_dense()
         return self.post(feat, h + self.bias, snorm_n)

@@ -31,7 +31,7 @@ class PostProcess(nn.Module):
         dropout: dropout probability applied last.
         graph_norm: multiply by ``snorm_n = 1/sqrt(N_g)`` (graph-size normalisation).
         batch_norm: apply ``BatchNorm1d(out_dim)``.
-        residual: add the layer input (only when ``in_dim == out_dim``).
+        residual: add the layer input (only when ``in_dim == out_dim``; dense or sparse COO).
     """
 
     def __init__(
@@ -70,6 +70,6 @@ class PostProcess(nn.Module):
             h = self.batchnorm_h(h)
         if self.activation is not None:
             h = self.activation(h)
-        if self.residual:
-            h = h_in + h
+        if self.residual:  # a sparse input (bag-of-words features) is added as a dense tensor
+            h = (h_in.to_dense() if h_in.is_sparse else h_in) + h
         return self.dropout(h)

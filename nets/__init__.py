@@ -1,5 +1,7 @@
 """The nets: one registry of models by the release's names (``nets.registry``), the shared layer
-stack (``nets.gnn_net``) and the baselines (``nets.baselines``). Importing the package registers
-every model."""
+stack (``nets.gnn_net``), the baselines (``nets.baselines``) and AutoGCN's successors
+(``nets.successors``). Importing the package registers every model."""
 
-from nets import baselines  # noqa: F401  (registers the baselines)
+# importing a module registers its models: the baselines, then GPRGNN, BERNNET, CHEBNETII and
+# JACOBICONV
+from nets import baselines, successors  # noqa: F401

@@ -50,7 +50,9 @@ def feature_dropout(drop: nn.Dropout, x: torch.Tensor) -> torch.Tensor:
     if not drop.training or drop.p == 0:
         return x
     x = x.coalesce()
-    return torch.sparse_coo_tensor(x.indices(), drop(x.values()), x.shape).coalesce()
+    # the indices come from a coalesced tensor: valid and sorted, nothing to check or merge
+    return torch.sparse_coo_tensor(x.indices(), drop(x.values()), x.shape,
+                                   check_invariants=False, is_coalesced=True)
 
 
 def _post_args(p: dict) -> dict:

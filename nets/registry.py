@@ -57,6 +57,35 @@ def count_parameters(model: nn.Module) -> int:
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
+#: The ``net_params`` keys (learning rate, weight decay) of the optimiser groups a module may
+#: declare with ``coefficient_groups()`` (the polynomial filters, ``layers/poly_filter.py``).
+GROUP_SETTINGS = {"prop": ("prop_lr", "prop_wd"), "channel": ("jacobi_w_lr", "jacobi_w_wd")}
+
+
+def optimizer_groups(model: nn.Module, params: dict, net_params: dict) -> list[dict]:
+    """Adam's parameter groups: the first holds everything at ``init_lr`` / ``weight_decay``;
+    parameters a module declares by ``coefficient_groups()`` get their own group with the
+    settings of :data:`GROUP_SETTINGS` (a learning rate of ``None`` falls back: ``jacobi_w_lr``
+    to ``prop_lr``, ``prop_lr`` to ``init_lr``), as the official GPR-GNN, BernNet, ChebNetII and
+    JacobiConv codes train their coefficients. One group for every other model."""
+    declared: dict[str, list[nn.Parameter]] = {}
+    for module in model.modules():
+        groups = getattr(module, "coefficient_groups", None)
+        if callable(groups):
+            for name, members in groups().items():
+                declared.setdefault(name, []).extend(members)
+    taken = {id(p) for members in declared.values() for p in members}
+    rest = [p for p in model.parameters() if id(p) not in taken]
+    out = [{"params": rest, "lr": params["init_lr"], "weight_decay": params["weight_decay"]}]
+    lr = {"prop": net_params.get("prop_lr") or params["init_lr"]}
+    lr["channel"] = net_params.get("jacobi_w_lr") or lr["prop"]
+    for name, members in declared.items():
+        _, wd_key = GROUP_SETTINGS[name]
+        out.append({"params": members, "lr": lr[name],
+                    "weight_decay": net_params.get(wd_key) or 0.0})
+    return out
+
+
 def autogcn_layer(in_dim: int, out_dim: int, p: dict, output_layer: bool) -> AutoGCNLayer:
     return AutoGCNLayer(
         in_dim,
@@ -67,7 +96,7 @@ def autogcn_layer(in_dim: int, out_dim: int, p: dict, output_layer: bool) -> Aut
         batch_norm=p["batch_norm"],
         residual=p["residual"],
         K=p["K"],
-        num_filters=p["num_filters"],
+        num_banks=p["num_filters"],  # the config key keeps the authors' name
         mode=p["opt"],
         gate=p["gate"],
         filters=p["filters"],

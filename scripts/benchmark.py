@@ -19,27 +19,35 @@ the chosen device.
 
 Data: SBM_CLUSTER generated in memory (nothing written), ZINC from ``--zinc_dir`` (raw
 pickles), MNIST from the superpixel cache in ``--cache_dir`` (built from the raw images in
-``--mnist_dir`` when absent).
+``--mnist_dir`` when absent). Options are checked before anything is loaded (``train/cli.py``);
+bad input exits 2 with one line, a failure 1, Ctrl-C 130.
 """
 
 from __future__ import annotations
 
+if not __package__:  # run as a file: python scripts/benchmark.py
+    import _project_root  # noqa: F401
+
 import argparse
 import statistics
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import torch
-from torch import nn
+from train.interrupts import startup
 
-from data.common import GraphSplit, collate_graphs
-from nets.gnn_net import NetIO
-from nets.registry import build_net, count_parameters, uses_self_loops
-from train.cli import ArgumentParser
-from train.config import load_config
-from train.tasks import SBM, SUPERPIXELS, ZINC, Task
+with startup("nothing was written"):  # Ctrl-C or SIGTERM while torch loads: one line
+    import torch
+    from torch import nn
+
+    from data.common import GraphSplit, collate_graphs
+    from nets.gnn_net import NetIO
+    from nets.registry import build_net, count_parameters, uses_self_loops
+    from train import cli
+    from train.config import load_config
+    from train.tasks import SBM, SUPERPIXELS, ZINC, Task
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = {
@@ -233,36 +241,60 @@ def run_dataset(dataset: str, args: argparse.Namespace, device: torch.device) ->
             "memory_mb": {c.name: c.memory_mb for c in cands}}
 
 
-def main(argv: list[str] | None = None) -> list[dict]:
-    parser = ArgumentParser(description=__doc__.split("\n\n")[0])
+MAX_GRAPHS = max(FULL_TRAIN_GRAPHS.values())  # the largest training set
+MAX_REPEATS = 1_000
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = cli.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--datasets", default="SBM_CLUSTER,ZINC,MNIST",
                         help="comma-separated: SBM_CLUSTER, ZINC, MNIST")
-    parser.add_argument("--graphs", type=int, default=256, help="training graphs per dataset")
-    parser.add_argument("--epochs", type=int, default=5, help="timed repeats per candidate")
-    parser.add_argument("--batch_size", type=int, default=128)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--zinc_dir", default="datasets/ZINC",
-                        help="ZINC raw pickles (e.g. ../shared/data/zinc)")
-    parser.add_argument("--mnist_dir", default="datasets/MNIST", help="MNIST raw idx files")
-    parser.add_argument("--cache_dir", default="datasets/cache", help="superpixel graph cache")
-    parser.add_argument("--device", default="cpu", help="cpu or cuda[:i]")
-    parser.add_argument("--threads", type=int, default=None,
+    parser.add_argument("--graphs", type=cli.int_in(1, MAX_GRAPHS), default=256,
+                        help=f"training graphs per dataset (1 to {MAX_GRAPHS}; default 256)")
+    parser.add_argument("--epochs", type=cli.int_in(1, MAX_REPEATS), default=5,
+                        help=f"timed repeats per candidate (1 to {MAX_REPEATS}; default 5)")
+    parser.add_argument("--batch_size", type=cli.int_in(1, cli.MAX_BATCH_SIZE), default=128,
+                        help=f"graphs per batch (1 to {cli.MAX_BATCH_SIZE}; default 128)")
+    parser.add_argument("--seed", type=cli.seed_int, default=0)
+    parser.add_argument("--zinc_dir", type=cli.data_folder, default="datasets/ZINC", metavar="DIR",
+                        help="folder of the ZINC raw pickles")
+    parser.add_argument("--mnist_dir", type=cli.data_folder, default="datasets/MNIST",
+                        metavar="DIR",
+                        help="MNIST raw idx files")
+    parser.add_argument("--cache_dir", type=cli.data_folder, default="datasets/cache",
+                        metavar="DIR",
+                        help="superpixel graph cache")
+    parser.add_argument("--device", type=cli.device_name, default="cpu",
+                        help="cpu, cuda or cuda:N (default cpu)")
+    parser.add_argument("--threads", type=cli.int_in(1, cli.MAX_WORKERS), default=None,
                         help="torch threads (default: torch's; set OMP_NUM_THREADS=1 to time)")
     parser.add_argument("--profile", action="store_true",
                         help="also print torch.profiler's top operators per model")
-    parser.add_argument("--profile_rows", type=int, default=15)
+    parser.add_argument("--profile_rows", type=cli.int_in(1, 1000), default=15,
+                        help="operators shown by --profile (1 to 1000; default 15)")
+    return parser
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    parser = build_parser()
     args = parser.parse_args(argv)
-    if args.threads:
-        torch.set_num_threads(args.threads)
     datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
     unknown = [d for d in datasets if d not in CONFIGS]
-    if unknown:
-        parser.error(f"unknown dataset(s) {', '.join(unknown)}; choose from {', '.join(CONFIGS)}")
+    if unknown or not datasets:
+        parser.error(f"--datasets: unknown dataset(s) {', '.join(unknown) or 'none given'}; "
+                     f"choose from {', '.join(CONFIGS)}")
+    if args.threads:
+        torch.set_num_threads(args.threads)
     device = torch.device(args.device)
-    if device.type == "cuda" and not torch.cuda.is_available():
-        parser.error("--device cuda: no CUDA device is available here")
-    return [run_dataset(d, args, device) for d in datasets]
+    for dataset in datasets:
+        run_dataset(dataset, args, device)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command line; returns the exit code (0, 2 bad input, 1 failure, 130/143)."""
+    return cli.run_tool(_main, argv)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -2,68 +2,92 @@
 
     python -m scripts.diagnose --dataset NAME --data_dir DIR [--max_graphs N] [--checkpoint CKPT]
                                [--out DIR] [--data_source S] [--cache_dir D] [--split_ratio R]
+                               [--sizes_only]
 
-Reports size, degrees, class balance and the majority-class accuracy (ZINC: target statistics
-and the constant-predictor MAE), four homophily measures, duplicate nodes and how many cross the
-train/test split, and where the label signal lies in the spectrum of the normalised Laplacian
-(low/middle/high bands against the eigenvalue mass, the value for labels independent of the
-graph); definitions, citations and the estimator are in :mod:`data.diagnostics`. Measures that
-need node labels are reported as not applicable, with the reason, on graph-level tasks (ZINC,
-MNIST, CIFAR10); their input features' spectrum is reported instead.
+The one command for dataset statistics. It loads the dataset through the project's loaders, so
+it also generates the SBM files into ``--data_dir`` and builds the superpixel cache in
+``--cache_dir`` on first use (``--sizes_only`` stops there: the quick way to prepare data).
+Reports where the data came from (the loader's record: files, seed, build or generation time),
+per-split sizes (graphs, nodes, edges; class balance of node labels), degrees, class balance and
+the majority-class accuracy (ZINC: target statistics and the constant-predictor MAE), four
+homophily measures, duplicate nodes and how many cross the train/test split, and where the label
+signal lies in the spectrum of the normalised Laplacian (low/middle/high bands against the
+eigenvalue mass, the value for labels independent of the graph); definitions, citations and the
+estimator are in :mod:`scripts.diagnostics`. Measures that need node labels are reported as not
+applicable, with the reason, on graph-level tasks (ZINC, MNIST, CIFAR10); their input features'
+spectrum is reported instead.
 
 Batched-graph datasets are measured on the graphs loaded (``--max_graphs`` per split): homophily
 and duplicates on their disjoint union, the spectrum exactly per graph on a seeded sample of
 ``--spectral_graphs`` training graphs, averaged. For SQUIRREL the report adds Platonov et al.
-(2023)'s filtered Squirrel (:func:`data.diagnostics.filtered_squirrel`) and its measures.
+(2023)'s filtered Squirrel (:func:`data.node_datasets.filtered_squirrel`) and its measures.
 
-``--checkpoint`` (an AutoGCN checkpoint of this project) draws every AutoGCN layer's learned
-F(λ) over the label-energy histogram: do the filters pass the bands where the labels live?
+``--checkpoint`` (a checkpoint of this project of a model with learned spectral filters: AutoGCN,
+ChebNet, GPR-GNN, BernNet, ChebNetII, JacobiConv) reports and draws every learned F(λ) over the
+label-energy histogram: do the filters pass the bands where the labels live? (GPR-GNN's λ is that
+of its own operator, with self-loops: see :mod:`scripts.plot_filters`, which draws several
+checkpoints in one figure.)
 
 Writes ``<out>/<DATASET>_diagnostics.json`` and ``.png`` (headless; without matplotlib one line
-says so and the JSON is still written). Errors (unknown dataset, missing data, a bad checkpoint)
-are one line on stderr with exit status 1.
+says so and the JSON is still written; ``--sizes_only``: the JSON only). Options are checked
+before anything is loaded, with the main scripts' checks (``train/cli.py``; ``--split_ratio`` as
+the config's ``data.split_ratio``).
+Bad input (an out-of-range value, an unknown dataset, missing data, a bad checkpoint, an
+unwritable ``--out``) is one line on stderr, ``error: ...``, exit status 2; other failures (a
+full disk) exit 1, Ctrl-C 130 (data files are written atomically and their metadata last, so an
+interrupted generation or build is never taken for complete data).
 """
 
 from __future__ import annotations
+
+if not __package__:  # run as a file: python scripts/diagnose.py
+    import _project_root  # noqa: F401
 
 import argparse
 import json
 import math
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import torch
+from train.interrupts import startup
 
-from data import diagnostics as dg
-from data.common import DataError, GraphDataset
-from data.graph import Graph
-from data.loaders import GRAPH_SOURCES, load_graph_dataset, load_node_data
-from data.node_datasets import SPLIT_RATIOS, NodeDataset, random_split
+with startup("nothing was written"):  # Ctrl-C or SIGTERM while torch loads: one line
+    import numpy as np
+    import torch
+
+    from data.common import GraphDataset
+    from data.files import write_atomic
+    from data.graph import Graph
+    from data.loaders import GRAPH_SOURCES, SOURCE_CHOICES, load_graph_dataset, load_node_data
+    from data.node_datasets import (
+        SPLIT_RATIOS,
+        NodeDataset,
+        filtered_squirrel,
+        outlink_groups,
+        random_split,
+    )
+    from data.sbm import SBM_NAMES, SBM_VARIANT_ALIASES, SBM_VARIANTS, check_variant
+    from scripts import diagnostics as dg
+    from train import cli
 
 DEFAULT_OUT = "out/diagnostics"
 LAMBDA_POINTS = 201
 NOT_APPLICABLE = "not_applicable"
+# Above these the exact eigendecomposition (dense, n² memory, n³ time) and the Chebyshev
+# estimate (one sparse product per moment) would run for hours or exhaust memory.
+MAX_EXACT_NODES = 10_000
+MAX_SPECTRAL_GRAPHS = 100_000
 
 
 # ============================================================================ loading
-def parse_ratio(text: str | None) -> tuple[float, float, float] | None:
-    if text is None:
-        return None
-    parts = [float(p) for p in text.replace(" ", "").split(",") if p]
-    if len(parts) != 3 or min(parts) < 0 or abs(sum(parts) - 1.0) > 1e-6:
-        raise DataError(f"--split_ratio {text!r}: three non-negative fractions summing to 1, "
-                        "e.g. 0.5,0.25,0.25")
-    return parts[0], parts[1], parts[2]
-
-
 def load(args: argparse.Namespace) -> GraphDataset | NodeDataset:
     """The dataset, through the project's loaders (their DataError messages unchanged)."""
     cfg = {"data_dir": args.data_dir, "data_source": args.data_source,
            "max_graphs": args.max_graphs, "cache_dir": args.cache_dir, "workers": args.workers,
-           "sbm_variant": args.sbm_variant}
+           "sbm_variant": args.sbm_variant, "progress": sys.stderr.isatty()}
     if args.dataset in GRAPH_SOURCES:
         return load_graph_dataset(args.dataset, cfg)
     return load_node_data(args.dataset, cfg)
@@ -105,12 +129,12 @@ def diagnose_node_dataset(ds: NodeDataset, args: argparse.Namespace,
                           plot: dict[str, Any]) -> dict[str, Any]:
     ratios = args.split_ratio or SPLIT_RATIOS.get(ds.name, SPLIT_RATIOS["SQUIRREL"])
     rnd = random_split(ds.num_nodes, ratios, args.seed, ds.labels)
-    adj = dg.graph_adjacency(ds.graph)
     feats = ds.features
     report: dict[str, Any] = {
         "task": "node classification on one graph",
         "size": {
-            "nodes": ds.num_nodes, "undirected_edges": int(adj.nnz // 2),
+            "nodes": ds.num_nodes,
+            "undirected_edges": int((ds.graph.src < ds.graph.dst).sum()),  # stored symmetric
             "features": ds.in_dim,
             "feature_storage": f"sparse, {feats._nnz()} non-zeros" if feats.is_sparse else "dense",
             "classes": ds.num_classes,
@@ -120,10 +144,13 @@ def diagnose_node_dataset(ds: NodeDataset, args: argparse.Namespace,
             "random_split": {"ratios": list(ratios), "seed": args.seed,
                              "sizes": [int(t.numel()) for t in rnd]},
         },
-        "degrees": dg.degree_statistics(ds.graph),
-        "labels": _label_block(ds, rnd),
-        "homophily": dg.homophily(adj, ds.labels),
     }
+    if args.sizes_only:
+        return report
+    adj = dg.graph_adjacency(ds.graph)
+    report["degrees"] = dg.degree_statistics(ds.graph)
+    report["labels"] = _label_block(ds, rnd)
+    report["homophily"] = dg.homophily(adj, ds.labels)
     groups = dg.duplicate_groups(feats, adj)
     twins = dg.duplicate_groups(None, adj)
     report["duplicates"] = {
@@ -156,9 +183,9 @@ def _filtered_block(ds: NodeDataset, args: argparse.Namespace, rnd: tuple) -> di
     given = getattr(ds, "edges_as_given", None)
     if given is None:
         return _na("the loaded dataset keeps no directed edge list")
-    f = dg.filtered_squirrel(ds, given)
+    f = filtered_squirrel(ds, given)
     fadj = dg.graph_adjacency(f.graph)
-    gid, _ = dg.outlink_groups(*given, ds.labels, ds.num_nodes)
+    gid, _ = outlink_groups(*given, ds.labels, ds.num_nodes)
     fr = random_split(f.num_nodes, args.split_ratio or SPLIT_RATIOS["SQUIRREL"], args.seed,
                       f.labels)
     return {
@@ -191,6 +218,25 @@ def _splits(ds: GraphDataset) -> dict[str, Any]:
     return {k: v for k, v in ds.splits().items() if v is not None and len(v)}
 
 
+def _split_sizes(splits: dict[str, Any], node_classes: int | None) -> dict[str, Any]:
+    """Per split: graphs, mean/min/max nodes, mean directed edges and, for node labels
+    (``node_classes``), the fraction of nodes per class."""
+    out = {}
+    for name, split in splits.items():
+        out[name] = split.stats()
+        if node_classes is not None:
+            out[name]["class_balance"] = dg.class_balance(
+                torch.cat([y.reshape(-1) for y in split.labels]), node_classes)["fractions"]
+    return out
+
+
+def _origin(info: dict[str, Any]) -> dict[str, Any]:
+    """The loader's record of where the data came from: its plain values (files, source, seed,
+    build or generation time...); per-split tables are reported under ``size``."""
+    return {k: v for k, v in info.items()
+            if v is not None and isinstance(v, str | int | float | bool)}
+
+
 def _task(ds: GraphDataset) -> str:
     first = next(iter(_splits(ds).values()))
     g, y = first[0]
@@ -207,19 +253,21 @@ def diagnose_graph_dataset(ds: GraphDataset, args: argparse.Namespace,
                            plot: dict[str, Any]) -> dict[str, Any]:
     splits = _splits(ds)
     task = _task(ds)
-    everything = [s for split in splits.values() for s in split]
-    union = Graph.batch([g for g, _ in everything])
-    adj = dg.graph_adjacency(union)
-    feat = union.ndata["feat"]
     report: dict[str, Any] = {
         "task": {"node": "node classification on batched graphs", "graph": "graph classification",
                  "regression": "graph regression"}[task],
         "size": {"in_dim": ds.in_dim, "classes": ds.num_classes,
                  "max_graphs": args.max_graphs,
-                 "splits": {k: v.stats() for k, v in splits.items()},
+                 "splits": _split_sizes(splits, ds.num_classes if task == "node" else None),
                  "missing_splits": [k for k, v in ds.splits().items() if v is None]},
-        "degrees": dg.degree_statistics(union),
     }
+    if args.sizes_only:
+        return report
+    everything = [s for split in splits.values() for s in split]
+    union = Graph.batch([g for g, _ in everything])
+    adj = dg.graph_adjacency(union)
+    feat = union.ndata["feat"]
+    report["degrees"] = dg.degree_statistics(union)
     train_name = "train" if "train" in splits else next(iter(splits))
     train = splits[train_name]
     held = splits.get("test") or splits.get("val")
@@ -281,32 +329,36 @@ def diagnose_graph_dataset(ds: GraphDataset, args: argparse.Namespace,
 
 # ============================================================================ checkpoint
 def checkpoint_filters(path: str, points: int = LAMBDA_POINTS) -> dict[str, Any]:
-    """Every AutoGCN layer's F(λ) on ``points`` values of λ in [0, 2], plus each filter's mean
-    response per band."""
-    from layers.autogcn_layer import AutoGCNLayer
+    """Every learned filter's F(λ) on ``points`` values of λ in [0, 2] (AutoGCN's low/mid/high
+    per layer, ChebNet's RMS gain per layer, the successors' filter:
+    :func:`scripts.plot_filters.learned_responses`), plus each one's mean response per band.
+    ``axis`` says which spectrum λ belongs to: ``laplacian`` (L without self-loops, as the label
+    energy here) or, for GPR-GNN, ``self_loop_laplacian`` (its own operator, with self-loops;
+    :mod:`scripts.plot_filters` explains why the two cannot be mapped onto each other)."""
+    from scripts.plot_filters import band_means, learned_responses
     from train.checkpoint import CheckpointError, load_checkpoint, model_from_checkpoint
 
     ckpt = load_checkpoint(path)
     net = model_from_checkpoint(ckpt)
-    layers = [(n, m) for n, m in net.named_modules() if isinstance(m, AutoGCNLayer)]
     cfg = ckpt["config"]
-    if not layers:
-        raise CheckpointError(f"{path}: model {cfg.get('model')!r} has no AutoGCN layers")
     lam = torch.linspace(0.0, 2.0, points, dtype=torch.float64)
-    band = dg.band_of(lam.numpy())
-    out_layers = []
-    for name, layer in layers:
-        with torch.no_grad():
-            resp = {f: c.double() for f, c in layer.frequency_response(lam).items()}
-        out_layers.append({
-            "name": name, "in_dim": layer.in_dim, "out_dim": layer.out_dim, "mode": layer.mode,
-            "response": {f: c.tolist() for f, c in resp.items()},
-            "band_mean_response": {f: {b: float(c[:, band == i].mean()) for i, (b, _, _)
-                                       in enumerate(dg.BANDS)} for f, c in resp.items()},
-        })
+    responses = learned_responses(net, lam)
+    if not responses:
+        raise CheckpointError(f"{path}: model {cfg.get('model')!r} has no learned spectral "
+                              "filter (AutoGCN, ChebNet, GPRGNN, BERNNET, CHEBNETII, JACOBICONV)")
+    modules = dict(net.named_modules())
+    out_layers: dict[str, dict[str, Any]] = {}
+    for r in responses:
+        module = modules[r.layer]
+        layer = out_layers.setdefault(r.layer, {
+            "name": r.layer, "in_dim": getattr(module, "in_dim", None),
+            "out_dim": getattr(module, "out_dim", None), "mode": getattr(module, "mode", None),
+            "axis": r.axis, "response": {}, "band_mean_response": {}})
+        layer["response"][r.kind] = r.curves.tolist()
+        layer["band_mean_response"][r.kind] = band_means(r.curves, lam)
     return {"path": str(path), "model": cfg.get("model"), "dataset": cfg.get("dataset"),
             "epoch": ckpt.get("epoch"), "seed": ckpt.get("seed"), "lambda": lam.tolist(),
-            "layers": out_layers}
+            "layers": list(out_layers.values())}
 
 
 # ============================================================================ text report
@@ -360,9 +412,38 @@ def format_report(r: dict[str, Any]) -> str:
     def row(key: str, value: Any) -> None:
         lines.append(f"  {key:<28} {value if isinstance(value, str) else _fmt(value)}")
 
+    if r.get("origin"):
+        lines.append("origin (the loader's record)")
+        for k, v in r["origin"].items():
+            row(k, v)
     lines.append("size")
     for k, v in r["size"].items():
-        row(k, v)
+        if k == "splits":
+            for split, stats in v.items():
+                row(f"split {split}", stats)
+        else:
+            row(k, v)
+    if "degrees" in r:  # not with --sizes_only
+        _measure_lines(r, lines, row)
+    if "checkpoint" in r:
+        c = r["checkpoint"]
+        lines.append(f"checkpoint {c['path']} ({c['model']} on {c['dataset']}, epoch {c['epoch']}):"
+                     " mean F(λ) per band")
+        for layer in c["layers"]:
+            own = " (λ of its own operator, with self-loops)" \
+                if layer.get("axis") == "self_loop_laplacian" else ""
+            for f, b in layer["band_mean_response"].items():
+                row(f"{layer['name']}.{f}{own}", b)
+    for note in r.get("notes", []):
+        lines.append(f"note: {note}")
+    return "\n".join(lines)
+
+
+
+
+def _measure_lines(r: dict[str, Any], lines: list[str], row) -> None:
+    """The measures of the report: degrees, labels or targets, homophily, duplicates and the
+    spectrum."""
     lines.append("degrees (simple symmetrised graph; in-degree as stored)")
     for k, v in r["degrees"].items():
         row(k, v)
@@ -401,16 +482,6 @@ def format_report(r: dict[str, Any]) -> str:
         row("sample", s["sample"])
     row("label energy", _bands(s["label_energy"]))
     row("feature energy", _bands(s["feature_energy"]))
-    if "checkpoint" in r:
-        c = r["checkpoint"]
-        lines.append(f"checkpoint {c['path']} ({c['model']} on {c['dataset']}, epoch {c['epoch']}):"
-                     " mean F(λ) per band")
-        for layer in c["layers"]:
-            for f, b in layer["band_mean_response"].items():
-                row(f"{layer['name']}.{f}", b)
-    for note in r.get("notes", []):
-        lines.append(f"note: {note}")
-    return "\n".join(lines)
 
 
 # ============================================================================ picture
@@ -486,7 +557,8 @@ def write_png(r: dict[str, Any], plot: dict[str, Any], path: Path) -> bool:
     label_e = s["label_energy"]
     back = label_e if "histogram" in label_e else s["feature_energy"]
     back_name = "label" if back is label_e else "feature"
-    colours = {"low": "tab:blue", "mid": "tab:green", "high": "tab:red"}
+    from scripts.plot_filters import COLOURS as colours
+
     lam = np.asarray(r.get("checkpoint", {}).get("lambda", []))
     for k, layer in enumerate(layers):
         ax = axes[1 + k // ncols][k % ncols]
@@ -501,12 +573,17 @@ def write_png(r: dict[str, Any], plot: dict[str, Any], path: Path) -> bool:
             ax.patch.set_visible(False)
         for f, curves in layer["response"].items():
             for b, curve in enumerate(curves):
-                ax.plot(lam, curve, color=colours[f], linestyle="-" if b == 0 else "--",
-                        label=f if b == 0 else None)
+                ax.plot(lam, curve, color=colours.get(f, "black"),
+                        linestyle="-" if b == 0 else "--", label=f if b == 0 else None)
         ax.axhline(0.0, color="grey", linewidth=0.6)
         ax.set_xlim(0, 2)
-        ax.set_title(f"{layer['name']} ({layer['in_dim']}→{layer['out_dim']}): F(λ)", fontsize=9)
-        ax.set_xlabel("λ")
+        dims = (f" ({layer['in_dim']}→{layer['out_dim']})" if layer.get("in_dim") is not None
+                else "")
+        ax.set_title(f"{layer['name']}{dims}: F(λ)", fontsize=9)
+        if layer.get("axis") == "self_loop_laplacian":  # GPR-GNN: another spectrum
+            ax.set_xlabel("λ̃ of its own operator (self-loops); background: L's", fontsize=7)
+        else:
+            ax.set_xlabel("λ")
         ax.legend(fontsize=7, loc="upper center")
     for k in range(len(layers), (nrows - 1) * ncols):
         axes[1 + k // ncols][k % ncols].axis("off")
@@ -535,35 +612,70 @@ def _clean(obj: Any) -> Any:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = cli.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--dataset", required=True,
                    help="SBM_CLUSTER, SBM_PATTERN, ZINC, MNIST, CIFAR10, PUBMED, SQUIRREL, "
                         "ARXIV_YEAR or YELPCHI")
-    p.add_argument("--data_dir", default=None)
-    p.add_argument("--data_source", default=None, help="generate, raw, dgl or pyg")
-    p.add_argument("--max_graphs", type=int, default=None,
-                   help="batched-graph datasets: the first N graphs of each split")
-    p.add_argument("--cache_dir", default=None, help="superpixel graph cache (MNIST, CIFAR10)")
-    p.add_argument("--workers", type=int, default=None)
-    p.add_argument("--sbm_variant", default=None)
-    p.add_argument("--split_ratio", default=None,
-                   help="node datasets: train,val,test fractions of the random split")
-    p.add_argument("--seed", type=int, default=4565,
-                   help="random split, graph sample and feature sketch seed")
-    p.add_argument("--checkpoint", default=None, help="an AutoGCN checkpoint of this project")
-    p.add_argument("--out", default=DEFAULT_OUT, help="folder for the JSON and the PNG")
-    p.add_argument("--spectral_graphs", type=int, default=200,
-                   help="batched-graph datasets: graphs in the spectral sample")
-    p.add_argument("--exact_max_nodes", type=int, default=dg.EXACT_MAX_NODES,
-                   help="exact eigendecomposition up to this many nodes, Chebyshev above")
-    p.add_argument("--cheb_order", type=int, default=dg.CHEB_ORDER,
-                   help="Chebyshev moments of the estimate")
+    p.add_argument("--data_dir", type=cli.data_folder, default=None, metavar="DIR")
+    p.add_argument("--data_source", default=None, choices=SOURCE_CHOICES)
+    p.add_argument("--max_graphs", type=cli.int_in(1, cli.MAX_GRAPHS), default=None,
+                   help="batched-graph datasets: the first N graphs of each split "
+                        f"(1 to {cli.MAX_GRAPHS})")
+    p.add_argument("--cache_dir", type=cli.data_folder, default=None, metavar="DIR",
+                   help="superpixel graph cache (MNIST, CIFAR10)")
+    p.add_argument("--workers", type=cli.int_in(1, cli.MAX_WORKERS), default=None,
+                   help=f"processes building superpixel graphs (1 to {cli.MAX_WORKERS})")
+    p.add_argument("--sbm_variant", default=None,
+                   choices=SBM_VARIANTS + tuple(SBM_VARIANT_ALIASES))
+    p.add_argument("--split_ratio", type=cli.split_ratio, default=None,
+                   help="node datasets: train,val,test fractions of the random split, e.g. "
+                        "0.6,0.2,0.2 or 60/20/20")
+    p.add_argument("--seed", type=cli.seed_int, default=4565,
+                   help=f"random split, graph sample and feature sketch seed (0 to "
+                        f"{cli.MAX_SEED})")
+    p.add_argument("--sizes_only", action="store_true",
+                   help="report where the data came from and the size of every split only, "
+                        "without the measures: the quick way to generate the SBM files or build "
+                        "a superpixel cache (full datasets take minutes and GBs to measure)")
+    p.add_argument("--checkpoint", default=None,
+                   help="a checkpoint of this project of a model with learned spectral filters "
+                        "(AutoGCN, ChebNet, GPRGNN, BERNNET, CHEBNETII, JACOBICONV)")
+    p.add_argument("--out", type=cli.out_folder, default=DEFAULT_OUT,
+                   help="folder for the JSON and the PNG")
+    p.add_argument("--spectral_graphs", type=cli.int_in(1, MAX_SPECTRAL_GRAPHS), default=200,
+                   help="batched-graph datasets: graphs in the spectral sample (1 to "
+                        f"{MAX_SPECTRAL_GRAPHS})")
+    p.add_argument("--exact_max_nodes", type=cli.int_in(0, MAX_EXACT_NODES),
+                   default=dg.EXACT_MAX_NODES,
+                   help="exact eigendecomposition up to this many nodes, Chebyshev above (0 to "
+                        f"{MAX_EXACT_NODES}; default {dg.EXACT_MAX_NODES})")
+    p.add_argument("--cheb_order", type=cli.int_in(2, cli.MAX_CHEB_ORDER),
+                   default=dg.CHEB_ORDER,
+                   help=f"Chebyshev moments of the estimate (2 to {cli.MAX_CHEB_ORDER}; default "
+                        f"{dg.CHEB_ORDER})")
     return p
 
 
-def run(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The options, checked before anything is loaded or written."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
     args.dataset = args.dataset.upper().replace("-", "_")
-    args.split_ratio = parse_ratio(args.split_ratio)
+    if args.sizes_only and args.checkpoint:
+        parser.error("--checkpoint draws the filters over the measured spectrum: leave out "
+                     "--sizes_only")
+    if args.sbm_variant is not None:
+        if args.dataset in SBM_NAMES and args.data_source not in (None, "generate"):
+            parser.error(f"--sbm_variant {args.sbm_variant}: only generated data has variants "
+                         f"(--data_source {args.data_source} downloads the published data)")
+        try:  # the main scripts' check: SBM_CLUSTER has one generator, no variants
+            check_variant(args.dataset, args.sbm_variant)
+        except ValueError as err:
+            parser.error(f"--sbm_variant: {err}")
+    return args
+
+
+def run(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
     t0 = time.perf_counter()
     ds = load(args)
     plot: dict[str, Any] = {}
@@ -574,7 +686,7 @@ def run(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
         report = diagnose_node_dataset(ds, args, plot)
     else:
         report = diagnose_graph_dataset(ds, args, plot)
-    report = {"dataset": ds.name, **report}
+    report = {"dataset": ds.name, "origin": _origin(ds.info), **report}
     if args.checkpoint:
         report["checkpoint"] = checkpoint_filters(args.checkpoint)
         trained_on = str(report["checkpoint"]["dataset"] or "").upper()
@@ -585,26 +697,28 @@ def run(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
     return report, plot
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    from train.checkpoint import CheckpointError
-
-    try:
-        report, plot = run(args)
-    except (DataError, CheckpointError) as err:
-        print(f"error: {' '.join(str(err).split())}", file=sys.stderr)
-        return 1
+def _main(argv: Sequence[str] | None) -> int:
+    args = parse_args(argv)
+    report, plot = run(args)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     stem = out / f"{args.dataset}_diagnostics"
     json_path = stem.with_suffix(".json")
-    json_path.write_text(json.dumps(_clean(report), indent=1) + "\n")
+    write_atomic(json_path, json.dumps(_clean(report), indent=1) + "\n",
+                 "free some space there or give another --out")
     print(format_report(report))
-    if write_png(report, plot, stem.with_suffix(".png")):
+    if args.sizes_only:
+        print(f"wrote {json_path}")
+    elif write_png(report, plot, stem.with_suffix(".png")):
         print(f"wrote {json_path} and {stem.with_suffix('.png')}")
     else:
         print(f"matplotlib is not installed: no PNG (pip install matplotlib); wrote {json_path}")
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command line; returns the exit code (0, 2 bad input, 1 failure, 130/143)."""
+    return cli.run_tool(_main, argv, interrupted=cli.DATA_INTERRUPTED)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,9 @@ The checks are also collected by ``tests/test_gpu.py`` (skipped where CUDA is ab
 
 from __future__ import annotations
 
+if not __package__:  # run as a file: python scripts/gpu_check.py
+    import _project_root  # noqa: F401
+
 import importlib.util
 import itertools
 import json
@@ -36,7 +39,10 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
-from train.cli import ArgumentParser
+from train.interrupts import startup
+
+with startup("nothing was written"):  # Ctrl-C or SIGTERM while torch loads: one line
+    from train.cli import ArgumentParser, run_tool
 
 ROOT = Path(__file__).resolve().parent.parent
 REQUIRED = {"torch": "torch", "numpy": "numpy", "scipy": "scipy", "yaml": "pyyaml",
@@ -67,7 +73,7 @@ def check_env() -> str:
 def check_csr_product(device: str = "cuda") -> str:
     import torch
 
-    from layers.kernels import SparseProduct, csr_matrix, sparse_mm
+    from layers.autograd_functions import SparseProduct, csr_matrix, sparse_mm
 
     gen = torch.Generator().manual_seed(0)
     cases = 0
@@ -184,7 +190,7 @@ def check_autogcn_layer(device: str = "cuda") -> str:
             MODES, GATES, (("low", "mid", "high"), ("low", "high"), ("mid",)),
             ("propagate", "project")):
         torch.manual_seed(count)
-        layer = AutoGCNLayer(6, 5, mode=mode, gate=gate, filters=filters, num_filters=2,
+        layer = AutoGCNLayer(6, 5, mode=mode, gate=gate, filters=filters, num_banks=2,
                              residual=False, single_a_init=0.3).double()
         with torch.no_grad():
             for p in layer.parameters():
@@ -351,7 +357,7 @@ def check_benchmark(tmp: Path) -> str:
 
 
 # ----------------------------------------------------------------------------------- driver
-def main(argv: list[str] | None = None) -> int:
+def _main(argv: list[str] | None) -> int:
     parser = ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true",
                         help="only the in-process checks (no main scripts, sweep, benchmark)")
@@ -396,6 +402,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"summary: {summary['PASS']} passed, {summary['FAIL']} failed, {summary['SKIP']} "
           f"skipped in {time.time() - t0:.0f}s")
     return 1 if summary["FAIL"] else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The command line; returns the exit code: 0 all passed (or no GPU), 1 a check failed,
+    2 a bad option, 130/143 interrupted (as every tool, ``train/cli.py``)."""
+    return run_tool(_main, argv)
 
 
 if __name__ == "__main__":

@@ -7,19 +7,37 @@ from the sweep's results — ``--results`` is the depth folder (``<out_root>/dep
 sweep's ``--out_root`` — and draws one panel per dataset: test accuracy (SBM_CLUSTER) and test
 MAE (ZINC; validation where the data has no test split) against L, mean ± std over the runs,
 one line per model. Points from cells with fewer runs than expected are drawn hollow; missing
-cells are left out. Headless (matplotlib's Agg backend).
+cells are left out. Headless (matplotlib's Agg backend). Options are checked before anything is
+read or drawn (a ``--results`` folder that does not exist is an error, not an empty figure);
+exit codes as every tool (``train/cli.py``): 2 for bad input, 1 for a failure, 130 on Ctrl-C.
 """
 
 from __future__ import annotations
 
+if not __package__:  # run as a file: python scripts/plot_depth.py
+    import _project_root  # noqa: F401
+
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
-from scripts.make_tables import EXPECTED_RUNS, CellResult, cell_result, column_metric
-from scripts.plot_filters import pyplot
-from scripts.sweep import load_table, resolve
-from train.cli import ArgumentParser
+from train.interrupts import startup
+
+with startup("nothing was written"):  # Ctrl-C or SIGTERM while torch loads: one line
+    from scripts.make_tables import EXPECTED_RUNS, CellResult, cell_result, column_metric
+    from scripts.plot_filters import pyplot
+    from scripts.sweep import load_table, resolve
+    from train.cli import (
+        MAX_RUNS,
+        PLOT_SUFFIXES,
+        ArgumentParser,
+        UsageError,
+        check_output,
+        int_in,
+        require_in,
+        run_tool,
+    )
 
 STYLE = {"AUTOGCN": ("AutoGCN", "tab:blue", "o"), "GCN": ("GCN", "tab:orange", "s")}
 YLABEL = {"acc": "test accuracy", "acc_release": "test accuracy (release)", "mae": "test MAE"}
@@ -27,9 +45,18 @@ YLABEL = {"acc": "test accuracy", "acc_release": "test accuracy (release)", "mae
 
 def depth_results(results: str | os.PathLike, runs: int = EXPECTED_RUNS,
                   sbm_metric: str = "acc") -> dict[str, dict[str, list[tuple[int, CellResult]]]]:
-    """``dataset -> model -> [(L, result)]`` sorted by L, for the cells of the depth table."""
+    """``dataset -> model -> [(L, result)]`` sorted by L, for the cells of the depth table
+    (:class:`~train.cli.UsageError` when ``results`` is not a folder)."""
     table = load_table("depth")
+    if not os.fspath(results).strip():  # resolved, it would be the project root
+        raise UsageError("--results: must not be empty; give the depth results folder or the "
+                         "sweep's --out_root")
     folder = resolve(results)
+    if not folder.is_dir():
+        raise UsageError(f"--results {results}: " + (
+            "is a file, not a folder" if folder.exists() else
+            "no such folder (give the depth results folder or the sweep's --out_root; run "
+            "python -m scripts.sweep depth first)"))
     if (folder / table.name).is_dir():  # given the sweep's out_root
         folder = folder / table.name
     cols = {str(c.get("name")): c for c in table.columns}
@@ -48,6 +75,8 @@ def depth_results(results: str | os.PathLike, runs: int = EXPECTED_RUNS,
 def plot_depth(results: str | os.PathLike = "out/reproduce/depth",
                out: str | os.PathLike = "depth.png", runs: int = EXPECTED_RUNS) -> Path:
     """Draw the figure; returns the PNG's path (an empty panel says so when nothing ran)."""
+    require_in("--runs", runs, 1, MAX_RUNS)
+    path = check_output(out, "file", "--out", PLOT_SUFFIXES)
     data = depth_results(results, runs)
     plt = pyplot()
     fig, axes = plt.subplots(1, len(data), figsize=(5.2 * len(data), 3.8), squeeze=False)
@@ -89,22 +118,29 @@ def plot_depth(results: str | os.PathLike = "out/reproduce/depth",
     fig.suptitle("Depth study: AutoGCN vs GCN (hidden size fixed); hollow = fewer than "
                  f"{runs} runs", fontsize=10)
     fig.tight_layout()
-    path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
 
 
-def main(argv: list[str] | None = None) -> int:
+def _main(argv: Sequence[str] | None) -> int:
     p = ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--results", default="out/reproduce/depth",
                    help="the depth results folder (or the sweep's --out_root)")
-    p.add_argument("--out", default="depth.png")
-    p.add_argument("--runs", type=int, default=EXPECTED_RUNS, help="runs expected per cell")
+    p.add_argument("--out", default="depth.png",
+                   help="image to write, ending in " + ", ".join(PLOT_SUFFIXES) +
+                        " (default depth.png)")
+    p.add_argument("--runs", type=int_in(1, MAX_RUNS), default=EXPECTED_RUNS,
+                   help=f"runs expected per cell, 1 to {MAX_RUNS} (default {EXPECTED_RUNS})")
     args = p.parse_args(argv)
     print(f"wrote {plot_depth(args.results, args.out, args.runs)}")
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command line; returns the exit code (0, 2 bad input, 1 failure, 130/143)."""
+    return run_tool(_main, argv, interrupted="nothing was written")
 
 
 if __name__ == "__main__":

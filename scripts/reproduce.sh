@@ -3,22 +3,41 @@
 #
 #   scripts/reproduce.sh TABLE [sweep options] [-- extra args for every cell]
 #
-# TABLE: node | heterophily | graph | ablation | depth (cells in scripts/tables/TABLE.yaml).
+# TABLE: node | heterophily | graph | ablation | depth (cells in scripts/tables/TABLE.yaml),
+# or successors (GPR-GNN, BernNet, ChebNetII, JacobiConv beside AutoGCN, ChebNet and GCN at
+# equal budgets on the paper's nine datasets) | successors_published (PubMed and Squirrel under
+# the successors' own protocol; give --runs 10 here and to make_tables).
 # Examples:
 #   scripts/reproduce.sh ablation --gpus 0,1,2,3
-#   scripts/reproduce.sh graph --data_dir ZINC=../shared/data/zinc --data_dir MNIST=../shared/data/mnist
+#   scripts/reproduce.sh graph --data_dir ZINC=DIR1 --data_dir MNIST=DIR2
 #   scripts/reproduce.sh depth --jobs 2 --only ZINC -- --epochs 2 --max_graphs 100   # smoke run
 #   scripts/reproduce.sh node --dry-run
+#   scripts/reproduce.sh successors --gpus 0,1 --data_dir PUBMED=DIR1 --data_dir SQUIRREL=DIR2
 # Results: out/reproduce/TABLE/<cell id>/ (--out_root); rerunning resumes (complete cells are
-# skipped, --force reruns them). Then: python -m scripts.make_tables
+# skipped, --force reruns them; a cell another sweep is running is skipped). --gpus is refused
+# where no such CUDA GPU is visible. Then: python -m scripts.make_tables
+# Exit codes: 0 done, 1 a cell failed, 2 bad input, 130 Ctrl-C, 143 SIGTERM.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(dirname "$here")"
-if [[ $# -lt 1 || "$1" == "-h" || "$1" == "--help" ]]; then
-    sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
-    [[ $# -lt 1 ]] && exit 2 || exit 0
+if [[ $# -ge 1 && ( "$1" == "-h" || "$1" == "--help" ) ]]; then
+    # the comment block above, without its '#'
+    awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"
+    exit 0
+fi
+if [[ $# -lt 1 ]]; then
+    echo "error: give a TABLE (node, heterophily, graph, ablation, depth, successors or" \
+        "successors_published); see $0 --help" >&2
+    exit 2
 fi
 python="${PYTHON:-$root/.venv/bin/python}"
-[[ -x "$python" ]] || python="$(command -v python3)"
+if [[ ! -x "$python" ]]; then
+    python="$(command -v python3 || true)"
+fi
+if [[ -z "$python" ]] || ! "$python" -c "import numpy, yaml, torch" 2>/dev/null; then
+    echo "error: no Python with the project's packages at ${python:-python3}: run" \
+        "scripts/setup.sh (it creates $root/.venv) or set PYTHON" >&2
+    exit 2
+fi
 cd "$root"
 exec "$python" -m scripts.sweep "$@"

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
 import sys
 import types
 
@@ -34,3 +37,18 @@ def fake_pyg_datasets(monkeypatch, **classes) -> list:
     monkeypatch.setitem(sys.modules, "torch_geometric", tg)
     monkeypatch.setitem(sys.modules, "torch_geometric.datasets", datasets)
     return calls
+
+
+def run_in_own_group(args: list[str], timeout: float, cwd: str | os.PathLike,
+                     env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run ``args`` in a process group of its own, capturing text output; on timeout the whole
+    group (the child and anything it started) is killed and ``TimeoutExpired`` is raised."""
+    proc = subprocess.Popen(args, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)

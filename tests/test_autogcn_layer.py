@@ -2,14 +2,27 @@
 
 import copy
 import itertools
+import os
 
 import numpy as np
 import pytest
 import torch
 
 from data.graph import Graph
-from layers.autogcn_layer import GATES, MODES, AutoGCNLayer
+from layers.autogcn_layer import GATES, MODES, AutoGCNConv, AutoGCNLayer
+from layers.cheb_layer import ChebLayer
+from layers.gat_layer import GATLayer
+from layers.gcn_layer import GCNLayer
+from layers.gin_layer import GINLayer
+from layers.gmm_layer import GMMLayer
+from layers.graphsage_layer import GraphSageLayer
+from layers.post_processing import PostProcess
+from nets.gnn_net import NetIO
+from nets.registry import build_net
 from tests.helpers import rand_graph
+from train.config import load_config
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def random_symmetric_graph(n: int, p: float, seed: int) -> tuple[Graph, np.ndarray]:
@@ -103,7 +116,7 @@ def test_low_decreasing_high_increasing_mid_centred_at_one():
 def test_propagate_first_equals_project_first(mode, filters):
     torch.manual_seed(0)
     g = rand_graph(25, 90)  # directed, with zero-in-degree nodes
-    layer = AutoGCNLayer(7, 5, mode=mode, filters=filters, num_filters=2, batch_norm=False)
+    layer = AutoGCNLayer(7, 5, mode=mode, filters=filters, num_banks=2, batch_norm=False)
     with torch.no_grad():
         if mode == "over":
             layer.gamma.uniform_(-0.2, 1.0)
@@ -145,10 +158,10 @@ def test_gate_variants():
         assert not torch.allclose(layers["sequential"](g, x), paper)
 
 
-@pytest.mark.parametrize("old,new", [("release", "sequential"), ("paper", "parallel"),
-                                     (True, "sequential"), (False, "none")])
-def test_older_gate_names_are_aliases(old, new):
-    assert AutoGCNLayer(2, 2, gate=old).gate == new
+@pytest.mark.parametrize("alias,name", [("release", "sequential"), ("paper", "parallel"),
+                                        (True, "sequential"), (False, "none")])
+def test_other_gate_spellings_are_aliases(alias, name):
+    assert AutoGCNLayer(2, 2, gate=alias).gate == name
 
 
 def test_single_and_fix_swap_mid_and_high_slots_like_the_release():
@@ -199,9 +212,21 @@ def test_dropping_a_filter_removes_its_weights():
 
 
 def test_parameter_count_formula():
-    for nf in (1, 2):
-        layer = AutoGCNLayer(12, 7, K=5, num_filters=nf)
-        assert sum(p.numel() for p in layer.parameters()) == 3 * nf * 12 * 7 + 3 * nf * 5 + 7 + 14
+    for banks in (1, 2):
+        layer = AutoGCNLayer(12, 7, K=5, num_banks=banks)
+        assert (sum(p.numel() for p in layer.parameters())
+                == 3 * banks * 12 * 7 + 3 * banks * 5 + 7 + 14)
+
+
+def test_config_key_num_filters_sets_the_number_of_banks():
+    """The configs keep the authors' key ``num_filters``; the registry passes it as num_banks."""
+    cfg = load_config(os.path.join(ROOT, "configs", "molecules_graph_regression_AUTOGCN_ZINC.json"))
+    net_params = {**cfg["net_params"], "num_filters": 3, "L": 2}
+    net = build_net("AUTOGCN", NetIO("graph", "embedding", 28, 1), net_params)
+    convs = [m for m in net.modules() if isinstance(m, AutoGCNConv)]
+    assert len(convs) == 2
+    for conv in convs:
+        assert conv.num_banks == 3 and conv.weight.shape[0] == 3
 
 
 def test_single_node_graph_and_zero_in_degree():
@@ -235,12 +260,12 @@ def dense_twin(layer: AutoGCNLayer, g: Graph, x: torch.Tensor, snorm: torch.Tens
     n = g.num_nodes()
     counts = torch.zeros(n, n, dtype=x.dtype)
     counts.index_put_((g.dst, g.src), torch.ones(g.num_edges(), dtype=x.dtype), accumulate=True)
-    s = counts.sum(1).float().clamp(min=1).rsqrt().to(x.dtype)  # float32 factors, as the layers
+    s = counts.sum(1).clamp(min=1).rsqrt()  # degree factors in the feature dtype, as the layer
     A = s[:, None] * counts * s[None, :]
     eye = torch.eye(n, dtype=x.dtype)
     grid = torch.linspace(-1e-9, 1 + 1e-9, layer.K, dtype=torch.float64).float().to(x.dtype)
     out = params["bias"]
-    for b in range(layer.num_filters):
+    for b in range(layer.num_banks):
         outputs = {}
         for i, f in enumerate(layer.filters):
             if layer.mode == "over":
@@ -282,7 +307,7 @@ def test_layer_matches_dense_twin_forward_and_gradients(mode, gate, filters, ord
     graph with nodes that receive nothing: outputs, every gradient, BatchNorm statistics."""
     torch.manual_seed(0)
     g = rand_graph(30, 120)
-    layer = AutoGCNLayer(7, 5, mode=mode, gate=gate, filters=filters, num_filters=2,
+    layer = AutoGCNLayer(7, 5, mode=mode, gate=gate, filters=filters, num_banks=2,
                          residual=False, single_a_init=0.3).double()
     with torch.no_grad():  # off the initial values; some gamma negative, so relu matters
         if mode == "over":
@@ -324,3 +349,181 @@ def test_sparse_input_projects_first_and_equals_dense_input():
     dense = (torch.rand(40, 12) < 0.3).float()
     a, b = layer(g, dense.to_sparse()), layer(g, dense)
     torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+
+
+# --------------------------------------------------------------------------- AutoGCNConv
+def bare(layer: AutoGCNLayer) -> AutoGCNLayer:
+    """``layer`` with every post-processing step switched off."""
+    layer.post = PostProcess(layer.in_dim, layer.out_dim, None, 0.0, False, False, False)
+    return layer
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_conv_is_the_layer_without_post_processing(mode):
+    torch.manual_seed(4)
+    g = rand_graph(20, 70)
+    conv = AutoGCNConv(6, 4, mode=mode, num_banks=2, single_a_init=0.4)
+    layer = bare(AutoGCNLayer(6, 4, mode=mode, num_banks=2))
+    with torch.no_grad():
+        for p in conv.parameters():
+            p.add_(0.2 * torch.randn_like(p))
+    layer.load_state_dict(conv.state_dict(), strict=False)
+    x = torch.randn(20, 6)
+    expected = layer(g, x)
+    torch.testing.assert_close(conv(x, g.edge_index), expected)
+    torch.testing.assert_close(conv(x, g), expected)
+    per_filter = {"over": 16, "single": 2, "fix": 0}[mode]  # gamma, or p and a
+    assert sum(p.numel() for p in conv.parameters()) == 2 * 3 * (6 * 4 + per_filter) + 4
+
+
+def test_state_dict_with_the_checkpoint_names_loads():
+    """An AutoGCNLayer state dict written out by hand with the names checkpoints store
+    (AutoGCNConv's, then PostProcess's under ``post.``) loads strictly."""
+    gen = torch.Generator().manual_seed(0)
+    stored = {"weight": torch.randn(2, 3, 5, 4, generator=gen),
+              "gamma": torch.rand(2, 3, 16, generator=gen),
+              "bias": torch.randn(4, generator=gen),
+              "post.batchnorm_h.weight": torch.rand(4, generator=gen),
+              "post.batchnorm_h.bias": torch.randn(4, generator=gen),
+              "post.batchnorm_h.running_mean": torch.randn(4, generator=gen),
+              "post.batchnorm_h.running_var": torch.rand(4, generator=gen) + 0.5,
+              "post.batchnorm_h.num_batches_tracked": torch.tensor(7)}
+    layer = AutoGCNLayer(5, 4, num_banks=2)
+    assert list(layer.state_dict()) == list(stored)
+    layer.load_state_dict(stored)  # strict: no name missing, none unexpected
+    for name, value in stored.items():
+        assert torch.equal(layer.state_dict()[name], value)
+    single = AutoGCNLayer(5, 4, mode="single")
+    assert list(single.state_dict())[:4] == ["weight", "p", "a", "bias"]
+
+
+def dense_filters(conv: AutoGCNConv, edge_index: torch.Tensor, n: int, x: torch.Tensor,
+                  weight: torch.Tensor | None = None) -> torch.Tensor:
+    """The convolution from an eigendecomposition of the (weighted) normalised Laplacian: each
+    filter is U diag(F(λ)) Uᵀ with the paper's responses; sequential gate, one bank, "over"."""
+    adj = torch.zeros(n, n, dtype=torch.float64)
+    w = torch.ones(edge_index.shape[1], dtype=torch.float64) if weight is None else weight
+    adj.index_put_((edge_index[1], edge_index[0]), w.double(), accumulate=True)
+    deg = adj.sum(1)
+    s = torch.where(deg > 0, deg, torch.ones_like(deg)).rsqrt()
+    lam, U = torch.linalg.eigh(torch.eye(n, dtype=torch.float64) - s[:, None] * adj * s)
+    p = torch.relu(conv.gamma[0].detach().double())
+    total, a = p.sum(-1), (p @ conv.alpha.double()) / p.sum(-1)
+    resp = {"low": lambda i: total[i] * (1 - a[i] * lam),
+            "high": lambda i: total[i] * (a[i] * lam + 1 - 2 * a[i]),
+            "mid": lambda i: total[i] * ((lam - 1) ** 2 - a[i])}
+    out = {f: U @ torch.diag(resp[f](i)) @ U.T @ x @ conv.weight[0, i].detach().double()
+           for i, f in enumerate(conv.filters)}
+    L, M, H = out["low"], out["mid"], out["high"]
+    L = L * torch.sigmoid(M + H)
+    M = M * torch.sigmoid(L + H)
+    H = H * torch.sigmoid(L + M)
+    return L + M + H + conv.bias.detach().double()
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_conv_in_float64_equals_the_eigendecomposition_to_1e10(weighted):
+    """A symmetric graph (so the operator is symmetric and eigh applies), float64 throughout:
+    the degree factors are float64 too, so the two agree to rounding."""
+    g, _ = random_symmetric_graph(16, 0.3, 7)
+    torch.manual_seed(7)
+    conv = AutoGCNConv(5, 3).double()
+    with torch.no_grad():
+        conv.gamma.uniform_(-0.2, 1.0)
+        conv.bias.uniform_(-1, 1)
+    x = torch.randn(16, 5, dtype=torch.float64)
+    weight = None
+    if weighted:  # one weight per undirected edge, the same both ways
+        key = torch.minimum(g.src, g.dst) * 16 + torch.maximum(g.src, g.dst)
+        weight = torch.rand(256, generator=torch.Generator().manual_seed(1),
+                            dtype=torch.float64)[key] + 0.1
+    out = conv(x, g.edge_index, weight)
+    torch.testing.assert_close(out, dense_filters(conv, g.edge_index, 16, x, weight),
+                               rtol=1e-10, atol=1e-10)
+
+
+def test_edge_weight_on_a_directed_graph_matches_the_dense_kernels():
+    """Directed, with zero-in-degree nodes and zero weights: the kernels written with the dense
+    weighted operator Ã = S W S (S from weighted in-degrees, 1 where 0)."""
+    torch.manual_seed(2)
+    g = rand_graph(18, 60, seed=3)
+    w = torch.rand(60, dtype=torch.float64)
+    w[:4] = 0
+    conv = AutoGCNConv(4, 3, gate="none").double()
+    x = torch.randn(18, 4, dtype=torch.float64)
+    adj = torch.zeros(18, 18, dtype=torch.float64).index_put_((g.dst, g.src), w, accumulate=True)
+    deg = adj.sum(1)
+    s = torch.where(deg > 0, deg, torch.ones_like(deg)).rsqrt()
+    A = s[:, None] * adj * s[None, :]
+    coef = conv.coefficients().detach()[0]
+    hops = torch.stack([x, A @ x, A @ A @ x])
+    expected = sum(torch.einsum("k,knd->nd", coef[i], hops) @ conv.weight[0, i].detach()
+                   for i in range(3)) + conv.bias.detach()
+    for order in ("propagate", "project"):
+        conv.order = order
+        torch.testing.assert_close(conv(x, g.edge_index, w), expected, rtol=1e-10, atol=1e-12)
+
+
+def test_cache_serves_the_same_graph_and_rebuilds_for_another():
+    g = rand_graph(12, 40)
+    edge_index = g.edge_index
+    conv = AutoGCNConv(3, 2, cached=True)
+    op = conv.operator(edge_index, 12)
+    assert conv.operator(edge_index, 12) is op  # same tensor: served from the cache
+    assert conv.operator(edge_index.clone(), 12) is not op  # another tensor: rebuilt
+    other = rand_graph(12, 40, seed=9).edge_index
+    x = torch.randn(12, 3)
+    torch.testing.assert_close(conv(x, other), AutoGCNConv.forward(
+        _uncached(conv), x, other))  # a different graph is never served a stale operator
+    op = conv.operator(edge_index, 12)
+    edge_index[0, 0] = (edge_index[0, 0] + 1) % 12  # modified in place: version changes
+    assert conv.operator(edge_index, 12) is not op
+    w = torch.rand(40)
+    op_w = conv.operator(edge_index, 12, w)
+    assert conv.operator(edge_index, 12, w) is op_w and conv.operator(edge_index, 12) is not op_w
+    assert copy.deepcopy(conv)._cache is None  # a copy rebuilds its own operator
+    conv.reset_parameters()
+    assert conv._cache is None
+    plain = AutoGCNConv(3, 2)  # cached=False: every call builds its own
+    assert plain.operator(edge_index, 12) is not plain.operator(edge_index, 12)
+
+
+def _uncached(conv: AutoGCNConv) -> AutoGCNConv:
+    twin = copy.deepcopy(conv)
+    twin.cached, twin._cache = False, None
+    return twin
+
+
+def test_conv_rejects_mismatched_inputs():
+    conv = AutoGCNConv(3, 2)
+    g = Graph([0, 1], [1, 2], 3)
+    with pytest.raises(ValueError, match="the graph has 3 nodes but the features have 4 rows"):
+        conv(torch.randn(4, 3), g)
+    with pytest.raises(ValueError, match=r"dst holds node id 5, outside \[0, 3\)"):
+        conv(torch.randn(3, 3), torch.tensor([[0, 1], [1, 5]]))
+    with pytest.raises(ValueError, match="edge_weight must have shape"):
+        conv(torch.randn(3, 3), g.edge_index, torch.ones(3))
+    assert repr(AutoGCNConv(3, 2, cached=True)).startswith("AutoGCNConv(3, 2, mode=over, K=16")
+
+
+# --------------------------------------------------------------------------- sparse input
+LAYERS = {
+    "AutoGCN": lambda: AutoGCNLayer(6, 6, residual=True),
+    "GCN": lambda: GCNLayer(6, 6, residual=True),
+    "Cheb": lambda: ChebLayer(6, 6, residual=True),
+    "GAT": lambda: GATLayer(6, 6, 1, residual=True),
+    "GIN": lambda: GINLayer(6, 6, residual=True),
+    "GraphSage": lambda: GraphSageLayer(6, 6, residual=True),
+    "MoNet": lambda: GMMLayer(6, 6, residual=True),
+}
+
+
+@pytest.mark.parametrize("name", list(LAYERS))
+def test_sparse_input_with_the_residual_equals_dense_input(name):
+    torch.manual_seed(5)
+    g = rand_graph(15, 50)
+    layer = LAYERS[name]().eval()
+    assert layer.post.residual
+    dense = (torch.rand(15, 6) < 0.4).float()
+    torch.testing.assert_close(layer(g, dense.to_sparse()), layer(g, dense), rtol=1e-5,
+                               atol=1e-6)

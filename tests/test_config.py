@@ -2,10 +2,15 @@
 
 import glob
 import json
+import re
+from pathlib import Path
 
 import pytest
 
+from data.sbm import SBM_VARIANTS
 from train.config import ConfigError, apply_overrides, load_config, validate
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 
 RELEASE_STYLE = {
     "gpu": {"use": True, "id": 0},
@@ -116,7 +121,7 @@ def test_missing_or_broken_file(tmp_path):
     ("net_params", "filters", ["low", "low"], "filters: distinct names"),
     ("data", "max_graphs", 0, "max_graphs: must be >= 1"),
     ("data", "max_graphs", -1, "max_graphs: must be >= 1"),
-    ("data", "split", "sideways", "split: expected one of random, fixed"),
+    ("data", "split", "sideways", "split: expected one of random, balanced, fixed"),
     ("data", "loader_workers", -1, "loader_workers: must be >= 0"),
     ("gpu", "id", -1, "gpu.id: must be >= 0"),
 ])
@@ -147,3 +152,218 @@ def test_help_text_comes_from_the_schema():
 
     assert "{sequential, parallel, none}" in option_help("gate")
     assert "(>= 1)" in option_help("epochs") and "[default 1000]" in option_help("epochs")
+
+
+# --------------------------------------------------------------------------- values, round two
+@pytest.mark.parametrize("section,key,value,match", [
+    ("params", "seed", 2**32, "seed: must be >= 0 and <= 4294967295"),
+    ("params", "seed", 10**30, "seed: must be"),
+    ("params", "runs", 10**9, "runs: must be >= 1 and <= 1000"),
+    ("net_params", "filters", [["low"]], "filters[0]: expected str, got list"),
+    ("net_params", "filters", ["low", 1], "filters[1]: expected str, got int"),
+    ("net_params", "filters", [{}], "filters[0]: expected str, got dict"),
+    ("net_params", "filters", ["low", None], "filters[1]: expected str, got null"),
+    ("data", "split_ratio", [[0.5], 0.25, 0.25], "split_ratio[0]: expected"),
+    ("data", "split_ratio", [True, 0.5, 0.5], "split_ratio[0]: expected"),
+    ("data", "split_ratio", [0.5, {"a": 1}, 0.5], "split_ratio[1]: expected"),
+    ("net_params", "hidden_dim", 10**9, "hidden_dim: must be >= 1 and <= 8192"),
+    ("net_params", "out_dim", 10**6, "out_dim: must be"),
+    ("net_params", "L", 10**6, "L: must be >= 1 and <= 256"),
+    ("net_params", "K", 10**8, "K: must be"),
+    ("net_params", "n_heads", 10**6, "n_heads: must be"),
+    ("net_params", "sgc_k", 10**9, "sgc_k: must be"),
+    ("net_params", "n_iter", 10**9, "n_iter: must be"),
+    ("data", "workers", 10**6, "workers: must be"),
+    ("data", "loader_workers", 10**6, "loader_workers: must be"),
+    ("gpu", "id", 10**30, "gpu.id: must be"),
+    ("data", "data_dir", "", "data.data_dir: must not be empty"),
+    ("data", "cache_dir", "  ", "data.cache_dir: must not be empty"),
+    ("data", "data_dir", "a" * 300, "data.data_dir: the folder name aaaa"),
+    ("data", "data_dir", "x\0y", "NUL"),
+])
+def test_counts_sizes_nested_types_and_paths(section, key, value, match):
+    bad = json.loads(json.dumps(RELEASE_STYLE))
+    bad.setdefault(section, {})[key] = value
+    with pytest.raises(ConfigError, match=re.escape(match)):
+        validate(bad)
+
+
+@pytest.mark.parametrize("value,match", [
+    ("", "out_dir: must not be empty"),
+    ("b" * 300, "out_dir: the folder name bbbb"),
+    ("/".join(["c" * 200] * 25), "out_dir: the path has 5024 characters"),
+])
+def test_bad_out_dir(value, match):
+    with pytest.raises(ConfigError, match=re.escape(match)):
+        validate(dict(RELEASE_STYLE, out_dir=value))
+
+
+def test_seed_plus_runs_stays_below_2_to_the_32():
+    cfg = json.loads(json.dumps(RELEASE_STYLE))
+    cfg["params"].update(seed=2**32 - 1, runs=1)
+    assert validate(cfg)["params"]["seed"] == 2**32 - 1
+    cfg["params"]["runs"] = 2
+    with pytest.raises(ConfigError, match=r"seeds 4294967295 to 4294967296.*at most 4294967294"):
+        validate(cfg)
+
+
+@pytest.mark.parametrize("dataset,variant", [
+    ("SBM_CLUSTER", "q20-size20"), ("SBM_CLUSTER", "early"), ("SBM_CLUSTER", "q35-size5to34"),
+    ("ZINC", "q20-one-pattern"),
+])
+def test_sbm_variant_only_for_pattern(dataset, variant):
+    cfg = dict(RELEASE_STYLE, dataset=dataset, data={"sbm_variant": variant})
+    with pytest.raises(ConfigError, match=f"sbm_variant: .* {dataset} has none"):
+        validate(cfg)
+    cfg["dataset"] = "SBM_PATTERN"
+    assert validate(cfg)["data"]["sbm_variant"] in SBM_VARIANTS
+
+
+def test_tilde_is_expanded_in_every_path(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    cfg = dict(RELEASE_STYLE, out_dir="~/runs", data={"data_dir": "~/d", "cache_dir": "~/c"})
+    (tmp_path / "cfg.json").write_text(json.dumps(cfg))
+    out = load_config("~/cfg.json")
+    assert out["out_dir"] == str(tmp_path / "runs")
+    assert out["data"]["data_dir"] == str(tmp_path / "d")
+    assert out["data"]["cache_dir"] == str(tmp_path / "c")
+    over = apply_overrides(out, {"out_dir": "~/other", "data_dir": "~/e"})
+    assert over["out_dir"] == str(tmp_path / "other") and over["data"]["data_dir"] == str(
+        tmp_path / "e")
+
+
+def test_every_path_and_count_key_is_declared_so():
+    """New keys of these kinds get the same treatment: paths end in _dir, counts are bounded."""
+    from train.config import SCHEMA, TOP_LEVEL
+
+    fields = {**TOP_LEVEL, **{k: f for sec in SCHEMA.values() for k, f in sec.items()}}
+    for key, spec in fields.items():
+        if key.endswith("_dir"):
+            assert spec.path, key
+        if list in spec.types:
+            assert spec.items, key
+
+
+# --------------------------------------------------------------------------- through a main script
+def _run(args: list[str]) -> int:
+    import train.runner as runner
+    from train.tasks import SBM
+
+    try:
+        return runner.main(SBM, args)
+    except SystemExit as exit_:
+        return int(exit_.code)
+
+
+@pytest.mark.parametrize("args,names", [
+    (["--seed", str(2**32)], "seed"),
+    (["--seed", str(2**32 - 1), "--runs", "2"], "params.seed: runs use seeds"),
+    (["--runs", "1000000000"], "runs: must be >= 1 and <= 1000"),
+    (["--dataset", "SBM_CLUSTER", "--sbm_variant", "q20-size20"], "sbm_variant"),
+    (["--out_dir", ""], "out_dir: must not be empty"),
+    (["--out_dir", "d" * 300], "out_dir: the folder name"),
+    (["--data_dir", ""], "data_dir: must not be empty"),
+    (["--hidden_dim", "1000000000"], "hidden_dim"),
+    (["--L", "1000000"], "L: must be"),
+    # the variant as the user typed it, not its canonical name
+    (["--dataset", "SBM_CLUSTER", "--sbm_variant", "final"],
+     "data.sbm_variant: 'final' is a variant of SBM_PATTERN's generator; SBM_CLUSTER has none"),
+    (["--dataset", "SBM_CLUSTER", "--sbm_variant", "PATTERN_EASY"], "'PATTERN_EASY'"),
+])
+def test_bad_values_through_a_main_script(args, names, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)  # an out_dir of "" would write here
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    code = _run(["--config", str(CONFIGS / "SBMs_node_clustering_AUTOGCN_PATTERN.json"),
+                 "--out_dir", "out", "--use_gpu", "False", *args])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and err[0].startswith("error: "), err
+    assert names in err[0]
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("text,names", [
+    ('{"model": "AUTOGCN", "params": {"seed": ' + "9" * 5000 + "}}", "not valid JSON"),
+    ("[" * 100000 + "]" * 100000, "not valid JSON"),  # nested deeper than json can read
+    ('{"model": "AUTOGCN", "net_params": {"L": ' + "[" * 5000 + "]" * 5000 + "}}",
+     "not valid JSON"),
+    ('{"model": "AUTOGCN", "net_params": {"filters": [["low"]]}}', "filters[0]"),
+    (None, "error: --config: empty path"),  # an empty --config, not the defaults
+    # a section is an object or absent: none of these is an empty section
+    ('{"model": "AUTOGCN", "gpu": []}', "section 'gpu' must be an object, got list ([])"),
+    ('{"model": "AUTOGCN", "gpu": ""}', "section 'gpu' must be an object, got str ('')"),
+    ('{"model": "AUTOGCN", "data": 0}', "section 'data' must be an object, got int (0)"),
+    ('{"model": "AUTOGCN", "params": false}', "section 'params' must be an object, got bool"),
+    ('{"model": "AUTOGCN", "net_params": null}', "section 'net_params' must be an object, got "
+                                                 "null"),
+    # JSON keeps the last of two equal keys: one of the settings would be silently lost
+    ('{"model": "AUTOGCN", "params": {"epochs": 5, "epochs": 7}}', "key 'epochs' is given twice"),
+    ('{"model": "GCN", "model": "AUTOGCN"}', "key 'model' is given twice"),
+    ('{"model": "AUTOGCN", "data": {"_note": 1}, "data": {}}', "key 'data' is given twice"),
+])
+def test_odd_config_files_through_a_main_script(text, names, tmp_path, monkeypatch, capsys):
+    """Config files no json reader expects are one line and exit 2; nothing is written."""
+    monkeypatch.chdir(tmp_path)
+    earlier = tmp_path / "out" / "earlier.txt"
+    earlier.parent.mkdir()
+    earlier.write_text("an earlier run")
+    path = ""
+    if text is not None:
+        path = str(tmp_path / "c.json")
+        Path(path).write_text(text)
+    code = _run(["--config", path, "--out_dir", "out", "--use_gpu", "False"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and err[0].startswith("error: "), err
+    assert names in err[0] and "Traceback" not in err[0]
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["earlier.txt"]
+    assert earlier.read_text() == "an earlier run"
+
+
+@pytest.mark.parametrize("option,key", [("--data_dir", "data.data_dir"),
+                                        ("--cache_dir", "data.cache_dir"),
+                                        ("--out_dir", "out_dir")])
+@pytest.mark.parametrize("where", ["file", "below a file"])
+def test_a_file_given_for_a_folder_is_refused_up_front(option, key, where, tmp_path,
+                                                       monkeypatch, capsys):
+    """Every path key names a folder: a file there is one line before anything is loaded (not
+    "does not exist", nor a cache that is silently not written)."""
+    monkeypatch.chdir(tmp_path)
+    afile = tmp_path / "afile"
+    afile.write_text("not a folder")
+    value = str(afile if where == "file" else afile / "sub")
+    code = _run(["--config", str(CONFIGS / "SBMs_node_clustering_AUTOGCN_PATTERN.json"),
+                 "--out_dir", "out", "--use_gpu", "False", option, value])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    assert err[0].startswith(f"error: command line: {key}: ")
+    assert err[0].endswith(f"{afile} is a file, not a folder")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+    assert afile.read_text() == "not a folder"
+
+
+def test_a_utf8_byte_order_mark_is_allowed(tmp_path):
+    path = tmp_path / "bom.json"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(RELEASE_STYLE).encode())
+    assert load_config(path)["net_params"]["L"] == 8
+
+
+def test_sbm_variant_check_is_shared_with_the_tools():
+    """One rule for the config and scripts.diagnose: SBM_PATTERN only, aliases included."""
+    from data.sbm import check_variant
+
+    check_variant("SBM_PATTERN", "final")
+    for dataset, variant in (("SBM_CLUSTER", "final"), ("SBM_CLUSTER", "q35-size5to34"),
+                             ("ZINC", "early")):
+        with pytest.raises(ValueError, match=f"{variant!r} .* {dataset} has none"):
+            check_variant(dataset, variant)
+    with pytest.raises(ValueError, match="unknown SBM variant 'hard'"):
+        check_variant("SBM_PATTERN", "hard")
+
+
+def test_config_path_with_tilde_through_a_main_script(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "c.json").write_text(json.dumps({"model": "AUTOGCN", "params": {"epochs": 0}}))
+    assert _run(["--config", "~/c.json", "--out_dir", "~/out"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "epochs: must be >= 1" in err and "not found" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.json"]

@@ -1,4 +1,4 @@
-"""Dataset diagnostics (data/diagnostics.py, scripts/diagnose.py): every measure against an
+"""Dataset diagnostics (scripts/diagnostics.py, scripts/diagnose.py): every measure against an
 independent computation on tiny graphs built here."""
 
 from __future__ import annotations
@@ -11,10 +11,9 @@ import numpy as np
 import pytest
 import torch
 
-from data import diagnostics as dg
 from data.graph import Graph
-from data.loaders import load_node_data
 from scripts import diagnose
+from scripts import diagnostics as dg
 from tests.data_writers import write_squirrel
 
 
@@ -173,61 +172,6 @@ def test_duplicates_on_planted_copies():
     others = [v for v in range(1, n0) if v != b and groups[v] != groups[0]][:2]
     leak = dg.split_leakage(groups, [0, b, others[0]], [n0, n0 + 1, n0 + 2, others[1]], labels)
     assert leak == {"evaluated": 4, "with_train_duplicate": 3, "fraction": 0.75, "same_label": 2}
-
-
-# ------------------------------------------------------------------ filtered squirrel
-def outlink_example():
-    """Directed graph in which nodes 6, 7 copy node 0 (no in-edges, same out-links and label),
-    8 copies 0's out-links with another label, 9 and 10 copy each other but nothing links to
-    either, and node 11 copies 1 (which has in-edges) with the same label."""
-    edges = [(0, 1), (0, 2), (1, 3), (2, 0), (3, 0), (4, 1), (5, 4), (1, 5), (3, 4),
-             (6, 1), (6, 2), (7, 2), (7, 1), (7, 1), (8, 1), (8, 2),
-             (9, 3), (10, 3), (11, 3), (11, 5)]
-    labels = [0, 1, 2, 0, 1, 2, 0, 0, 1, 2, 2, 1]
-    return np.asarray(edges), np.asarray(labels)
-
-
-def test_outlink_copies():
-    edges, labels = outlink_example()
-    removed = dg.outlink_copies(edges[:, 0], edges[:, 1], labels, len(labels))
-    assert np.flatnonzero(removed).tolist() == [6, 7, 11]
-
-
-def write_squirrel_npz(folder: Path, edges: np.ndarray, labels: np.ndarray) -> None:
-    n = len(labels)
-    rng = np.random.default_rng(0)
-    masks = np.zeros((3, 2, n), bool)  # (train, val, test) x 2 splits
-    for i in range(2):
-        part = rng.permutation(n) % 3
-        for k in range(3):
-            masks[k, i] = part == k
-    folder.mkdir(parents=True, exist_ok=True)
-    np.savez(folder / "squirrel_directed.npz",
-             node_features=np.eye(n, 5, dtype=np.float32) + np.arange(n)[:, None] % 2,
-             node_labels=labels, edges=edges, train_masks=masks[0], val_masks=masks[1],
-             test_masks=masks[2])
-
-
-def test_filtered_squirrel_counts(tmp_path):
-    edges, labels = outlink_example()
-    write_squirrel_npz(tmp_path, edges, labels)
-    ds = load_node_data("SQUIRREL", {"data_dir": str(tmp_path)})
-    f = dg.filtered_squirrel(ds, (torch.from_numpy(edges[:, 0]), torch.from_numpy(edges[:, 1])))
-    kept = [v for v in range(12) if v not in (6, 7, 11)]
-    assert f.name == "SQUIRREL_FILTERED" and f.num_nodes == 9
-    assert f.info["filtered_removed_nodes"] == 3
-    # the induced subgraph, symmetrised: count the undirected edges among the kept nodes
-    und = {(min(u, v), max(u, v)) for u, v in edges.tolist()
-           if u != v and u in kept and v in kept}
-    assert f.graph.num_edges() == 2 * len(und)
-    assert f.labels.tolist() == labels[kept].tolist()
-    assert torch.equal(f.features.to_dense(), ds.features.to_dense()[kept])
-    new = {v: i for i, v in enumerate(kept)}
-    for old_split, new_split in zip(ds.fixed_splits, f.fixed_splits, strict=True):
-        for o, nw in zip(old_split, new_split, strict=True):
-            assert nw.tolist() == sorted(new[v] for v in o.tolist() if v in new)
-    if getattr(ds, "edges_as_given", None) is not None:  # the loader keeps the stored edges
-        assert dg.filtered_squirrel(ds).num_nodes == 9
 
 
 # ------------------------------------------------------------------ spectrum
@@ -414,6 +358,28 @@ def test_cli_on_a_batched_graph_dataset(tmp_path):
     assert report["targets"]["train"]["count"] == 12
 
 
+def test_sizes_only_generates_the_data_and_reports_every_split(tmp_path, capsys):
+    data, out = tmp_path / "data", tmp_path / "out"
+    argv = ["--dataset", "SBM_PATTERN", "--data_dir", str(data), "--max_graphs", "3",
+            "--out", str(out), "--sizes_only"]
+    assert diagnose.main(argv) == 0
+    files = sorted(p.name for p in (data / "SBM_PATTERN").iterdir())
+    assert files == ["meta_first3.json", "test_first3.npz", "train_first3.npz", "val_first3.npz"]
+    report = json.loads((out / "SBM_PATTERN_diagnostics.json").read_text())
+    assert report["origin"]["source"] == "generate" and report["origin"]["seed"] == 0
+    meta = json.loads((data / "SBM_PATTERN" / "meta_first3.json").read_text())
+    for split, stats in report["size"]["splits"].items():  # the generator's own record agrees
+        want = meta["statistics"][split]
+        assert stats["graphs"] == want["graphs"] == 3
+        assert (stats["min_nodes"], stats["max_nodes"]) == (want["min_nodes"], want["max_nodes"])
+        assert stats["mean_edges"] == pytest.approx(want["mean_edges"])
+        assert stats["class_balance"] == pytest.approx(want["class_balance"])
+    assert "degrees" not in report and "spectrum" not in report  # no measures
+    assert not (out / "SBM_PATTERN_diagnostics.png").exists()
+    text = capsys.readouterr().out
+    assert "split train" in text and "homophily" not in text
+
+
 def test_cli_without_matplotlib_still_writes_the_json(tmp_path, capsys, monkeypatch):
     write_squirrel(tmp_path / "squirrel")
     monkeypatch.setattr(diagnose, "_pyplot", lambda: None)
@@ -430,6 +396,6 @@ def test_cli_without_matplotlib_still_writes_the_json(tmp_path, capsys, monkeypa
     (["--dataset", "SQUIRREL", "--data_dir", "/nonexistent"], "squirrel_directed.npz"),
 ])
 def test_cli_errors_are_one_line(tmp_path, capsys, argv, needle):
-    assert diagnose.main([*argv, "--out", str(tmp_path)]) == 1
+    assert diagnose.main([*argv, "--out", str(tmp_path)]) == 2  # bad input, as everywhere
     err = capsys.readouterr().err.strip()
     assert err.startswith("error:") and needle in err and "\n" not in err

@@ -94,3 +94,91 @@ def test_to_cuda_moves_every_tensor():
     moved = g.to("cuda")
     assert moved.src.is_cuda and moved.ndata["feat"].is_cuda and moved.csc()[0].is_cuda
     assert edge_list(moved.to("cpu")) == edge_list(g)
+
+
+# ------------------------------------------------------------------ validation at construction
+@pytest.mark.parametrize("src,dst,n,match", [
+    ([0, 1], [1, 5], 3, r"dst holds node id 5, outside \[0, 3\)"),
+    ([-1, 0], [0, 1], 3, r"src holds node id -1, outside \[0, 3\)"),
+    ([0, 3], [1, 2], 3, r"src holds node id 3"),
+    ([0, 1], [1], 3, "src has 2 entries but dst has 1"),
+    ([0.0, 1.0], [1, 2], 3, "src must hold integer node ids"),
+    ([0, 1], torch.tensor([True, False]), 3, "dst must hold integer node ids"),
+])
+def test_bad_edge_lists_are_rejected_at_construction(src, dst, n, match):
+    with pytest.raises(ValueError, match=match):
+        Graph(src, dst, n)
+
+
+def test_feature_and_member_counts_are_checked():
+    with pytest.raises(ValueError, match=r"ndata\['feat'\] must have one row per node \(3\), "
+                                         r"got \(2, 4\)"):
+        Graph([0, 1], [1, 2], 3, ndata={"feat": torch.zeros(2, 4)})
+    with pytest.raises(ValueError, match=r"edata\['w'\] must have one row per edge \(2\)"):
+        Graph([0, 1], [1, 2], 3, edata={"w": torch.zeros(3)})
+    with pytest.raises(ValueError, match=r"ndata\['x'\] must have one row per node"):
+        Graph([0], [1], 2, ndata={"x": torch.tensor(1.0)})
+    with pytest.raises(ValueError, match=r"batch_num_nodes \[1, 1\] must be non-negative counts "
+                                         r"adding up to 3"):
+        Graph([0], [1], 3, batch_num_nodes=torch.tensor([1, 1]))
+    with pytest.raises(ValueError, match="batch_num_edges"):
+        Graph([0], [1], 3, batch_num_edges=torch.tensor([2]))
+    Graph([0, 1], [1, 2], 3, ndata={"feat": torch.zeros(3, 4)}, edata={"w": torch.zeros(2)})
+
+
+def test_edge_index_round_trip_and_bad_shapes():
+    edge_index = torch.tensor([[0, 1, 1, 3], [1, 0, 2, 2]])
+    g = Graph.from_edge_index(edge_index, 5, ndata={"x": torch.zeros(5, 1)})
+    assert (g.num_nodes(), g.num_edges()) == (5, 4)
+    assert edge_list(g) == [(0, 1), (1, 0), (1, 2), (3, 2)]
+    assert torch.equal(g.edge_index, edge_index) and g.edge_index.dtype == torch.int64
+    assert Graph.from_edge_index(edge_index).num_nodes() == 4
+    for bad in (torch.zeros(3, 2, dtype=torch.long), torch.zeros(4, dtype=torch.long),
+                [[0, 1], [1, 0]]):
+        with pytest.raises(ValueError, match=r"edge_index must be a \(2, num_edges\) tensor"):
+            Graph.from_edge_index(bad, 2)
+    with pytest.raises(ValueError, match="dst holds node id 2"):
+        Graph.from_edge_index(torch.tensor([[0], [2]]), 2)
+
+
+# ------------------------------------------------------------------ devices
+def test_batch_stays_on_the_graphs_device_cpu_twin():
+    """The CPU twin of the CUDA test below: the batch is built where the graphs are."""
+    parts = [rand_graph(5, 9, seed=s) for s in range(3)]
+    g = Graph.batch(parts)
+    assert g.device == parts[0].device and g.batch_num_nodes().device == g.device
+    assert torch.equal(g.edge_index[:, :9], parts[0].edge_index)
+    assert torch.equal(g.edge_index[:, 9:18], parts[1].edge_index + 5)
+
+
+def test_batch_refuses_graphs_on_two_devices(monkeypatch):
+    a, b = rand_graph(3, 4), rand_graph(3, 4)
+    monkeypatch.setattr(Graph, "device", property(
+        lambda self: torch.device("cuda", 1) if self is b else self.src.device))
+    with pytest.raises(ValueError, match="graphs of a batch must be on one device"):
+        Graph.batch([a, b])
+
+
+@pytest.mark.parametrize("current,copies", [(0, True), (1, False)])
+def test_to_compares_resolved_devices(monkeypatch, current, copies):
+    """``"cuda"`` names the current CUDA device: a graph on cuda:1 is copied by ``to("cuda")``
+    while cuda:0 is current, and returned as is while cuda:1 is (devices mocked)."""
+    g = rand_graph(4, 6)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: current)
+    monkeypatch.setattr(Graph, "device", property(lambda self: torch.device("cuda", 1)))
+    copied = []
+    monkeypatch.setattr(Graph, "_map", lambda self, fn: copied.append(fn) or "copy")
+    assert (g.to("cuda") == "copy") is copies
+    assert g.to("cuda:1") is g and g.to(torch.device("cuda", 1)) is g
+    assert g.to("cuda:0") == "copy"
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_batch_of_cuda_graphs_stays_on_cuda():
+    parts = [rand_graph(5, 9, seed=s) for s in range(3)]
+    g = Graph.batch([p.to("cuda") for p in parts])
+    assert g.src.is_cuda and g.batch_num_nodes().is_cuda
+    expected = Graph.batch(parts)
+    assert edge_list(g.to("cpu")) == edge_list(expected)
+    assert torch.equal(g.node_graph_ids().cpu(), expected.node_graph_ids())

@@ -1,12 +1,14 @@
-"""data/interop.py: the PyG adapter on stand-in objects, the graph-pack file format (round trip,
-atomic writes, damaged and foreign files), the DGL adapters (DGL profile only), and the
-data-source checks of data/loaders.py with and without the optional packages."""
+"""data/interop.py and data/files.py: the PyG adapter on stand-in objects, the graph-pack file
+format (round trip, atomic writes, damaged and foreign files), the DGL adapters (DGL profile
+only), and the data-source checks of data/loaders.py with and without the optional packages."""
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 import types
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,16 +16,16 @@ import torch
 
 from data import interop, loaders
 from data.common import DataError
-from data.graph import Graph
-from data.interop import (
-    MissingDependency,
+from data.files import (
     PackError,
-    from_pyg,
+    WriteError,
     pack_graphs,
     read_graph_pack,
     unpack_graphs,
     write_graph_pack,
 )
+from data.graph import Graph
+from data.interop import MissingDependency, from_pyg
 
 
 def _graphs() -> list[Graph]:
@@ -172,17 +174,19 @@ def test_pack_write_is_atomic(tmp_path, monkeypatch):
     pack = pack_graphs(_graphs(), node_keys=("feat",))
     write_graph_pack(path, pack, "f", 1)
     before = path.read_bytes()
+    real = Path.write_bytes
 
-    def dying_savez(file, **arrays):
-        file.write(b"PK\x03\x04 half a zip")
-        raise OSError("No space left on device")
+    def full_disk(self, data):  # half a file, then the disk is full
+        real(self, bytes(data)[: len(data) // 2])
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self))
 
-    monkeypatch.setattr(np, "savez", dying_savez)
-    with pytest.raises(OSError, match="No space"):
-        write_graph_pack(path, pack_graphs(_graphs()[:1]), "f", 1)
+    monkeypatch.setattr(Path, "write_bytes", full_disk)
+    with pytest.raises(WriteError) as err:
+        write_graph_pack(path, pack_graphs(_graphs()[:1]), "f", 1, remedy="try elsewhere")
+    assert str(err.value) == f"no space left on device writing {tmp_path} (g.npz): try elsewhere"
     assert path.read_bytes() == before  # the old file is untouched
     assert sorted(os.listdir(tmp_path)) == ["g.npz"]  # and no temporary file is left
-    with pytest.raises(OSError):
+    with pytest.raises(WriteError):
         write_graph_pack(tmp_path / "new.npz", pack, "f", 1)
     assert sorted(os.listdir(tmp_path)) == ["g.npz"]
 

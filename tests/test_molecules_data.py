@@ -18,10 +18,6 @@ from tests.data_writers import molecule as _molecule
 from tests.data_writers import write_zinc as _write
 from tests.helpers import fake_pyg_datasets
 
-REAL_ZINC = Path(__file__).resolve().parents[2] / "shared" / "data" / "zinc"
-if not REAL_ZINC.is_dir():
-    REAL_ZINC = Path("/work/shared/data/zinc")
-
 
 @pytest.fixture()
 def zinc_dir(tmp_path: Path) -> tuple[Path, dict[str, list[dict]]]:
@@ -116,10 +112,9 @@ def test_unknown_source(zinc_dir):
         load_zinc(zinc_dir[0], source="bogus")
 
 
-@pytest.mark.skipif(not (REAL_ZINC / "val.pickle").is_file(), reason="real ZINC data absent")
-def test_real_zinc_val(tmp_path):
+def test_real_zinc_val(tmp_path, real_data):
     # Only val is linked in, so the test does not pay for converting 10k training molecules.
-    (tmp_path / "train.pickle").symlink_to(REAL_ZINC / "val.pickle")
+    (tmp_path / "train.pickle").symlink_to(real_data("zinc", "val.pickle") / "val.pickle")
     ds = load_zinc(tmp_path)
     stats = zinc_statistics(ds)["train"]
     assert stats["graphs"] == 1000

@@ -28,16 +28,15 @@ from data.node_datasets import (
     SPLIT_RATIOS,
     NodeDataset,
     even_quantile_labels,
+    filtered_squirrel,
     get_split,
     load_node_dataset,
-    main,
     merge_relations,
+    outlink_copies,
     random_split,
     with_edge_direction,
 )
 from tests.helpers import fake_pyg_datasets
-
-SQUIRREL_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "squirrel"
 
 
 def edge_set(g: Graph) -> set[tuple[int, int]]:
@@ -322,7 +321,8 @@ def test_squirrel_tiny(tmp_path: Path) -> None:
     assert ds.info["undirected_edges"] == len(truth["edges"]) // 2
     assert ds.features.is_sparse and ds.features.dtype == torch.float32
     assert torch.equal(ds.features.to_dense(), torch.from_numpy(truth["x"]))
-    assert torch.equal(ds.labels, torch.from_numpy(truth["y"])) and ds.num_classes == 3
+    # the class count is Squirrel's (5), not the largest label in the file plus one
+    assert torch.equal(ds.labels, torch.from_numpy(truth["y"])) and ds.num_classes == 5
     assert len(ds.fixed_splits) == 2
     for i, split in enumerate(ds.fixed_splits):
         for got, mask in zip(split, truth["masks"], strict=True):
@@ -397,11 +397,9 @@ def test_source_validation() -> None:
             load_node_dataset(name, None, source=source)
 
 
-@pytest.mark.skipif(
-    not (SQUIRREL_DIR / "squirrel_directed.npz").is_file(), reason="real Squirrel absent"
-)
-def test_squirrel_real_file() -> None:
-    ds = load_node_dataset("SQUIRREL", SQUIRREL_DIR)
+def test_squirrel_real_file(real_data) -> None:
+    folder = real_data("squirrel", "squirrel_directed.npz", "squirrel-splits.npy")
+    ds = load_node_dataset("SQUIRREL", folder)
     check_graph(ds.graph, 5201)
     assert ds.info["input_edges"] == 217073
     assert ds.info["self_loops_removed"] == 140
@@ -414,6 +412,17 @@ def test_squirrel_real_file() -> None:
         assert [t.numel() for t in split] == [2496, 1664, 1041]
         check_partition(split, torch.arange(5201))
     assert ds.info["linkx_splits_match"] is True
+
+
+def test_filtered_squirrel_real_file(real_data) -> None:
+    """The counts of the released ``squirrel_filtered.npz`` (Platonov et al. 2023)."""
+    folder = real_data("squirrel", "squirrel_directed.npz")
+    ds = load_node_dataset("SQUIRREL_FILTERED", folder)
+    check_graph(ds.graph, 2223)
+    assert ds.graph.num_edges() == 2 * 46998
+    assert ds.edges_as_given[0].numel() == 65718
+    assert ds.info["filtered_removed_nodes"] == 5201 - 2223
+    assert len(ds.fixed_splits) == 10
 
 
 # ------------------------------------------------------------------------------ YelpChi
@@ -635,17 +644,9 @@ def test_unknown_name() -> None:
     assert all(name in str(err.value) for name in NODE_DATASETS)
 
 
-def test_main(tmp_path: Path, capsys) -> None:
-    write_squirrel(tmp_path)
-    assert main(["--name", "SQUIRREL", "--data_dir", str(tmp_path)]) == 0
-    out = capsys.readouterr().out
-    assert "nodes            7" in out and "fixed splits     2" in out
-    assert main(["--name", "SQUIRREL", "--data_dir", str(tmp_path / "nothing")]) == 1
-
-
 def test_filtered_squirrel_is_a_dataset(tmp_path) -> None:
     """SQUIRREL_FILTERED loads from Squirrel's files: an induced subgraph with the splits
-    restricted to the kept nodes (the derivation itself: tests/test_diagnostics.py)."""
+    restricted to the kept nodes (the derivation itself: the tests below)."""
     write_squirrel(tmp_path)
     full = load_node_dataset("SQUIRREL", tmp_path)
     ds = load_node_dataset("SQUIRREL_FILTERED", tmp_path)
@@ -653,3 +654,57 @@ def test_filtered_squirrel_is_a_dataset(tmp_path) -> None:
     assert len(ds.fixed_splits) == len(full.fixed_splits)
     for split in ds.fixed_splits:
         assert all(t.numel() == 0 or int(t.max()) < ds.num_nodes for t in split)
+
+
+# ------------------------------------------------------------------------------ filtered Squirrel
+def outlink_example():
+    """Directed graph in which nodes 6, 7 copy node 0 (no in-edges, same out-links and label),
+    8 copies 0's out-links with another label, 9 and 10 copy each other but nothing links to
+    either, and node 11 copies 1 (which has in-edges) with the same label."""
+    edges = [(0, 1), (0, 2), (1, 3), (2, 0), (3, 0), (4, 1), (5, 4), (1, 5), (3, 4),
+             (6, 1), (6, 2), (7, 2), (7, 1), (7, 1), (8, 1), (8, 2),
+             (9, 3), (10, 3), (11, 3), (11, 5)]
+    labels = [0, 1, 2, 0, 1, 2, 0, 0, 1, 2, 2, 1]
+    return np.asarray(edges), np.asarray(labels)
+
+
+def test_outlink_copies():
+    edges, labels = outlink_example()
+    removed = outlink_copies(edges[:, 0], edges[:, 1], labels, len(labels))
+    assert np.flatnonzero(removed).tolist() == [6, 7, 11]
+
+
+def write_squirrel_npz(folder: Path, edges: np.ndarray, labels: np.ndarray) -> None:
+    n = len(labels)
+    rng = np.random.default_rng(0)
+    masks = np.zeros((3, 2, n), bool)  # (train, val, test) x 2 splits
+    for i in range(2):
+        part = rng.permutation(n) % 3
+        for k in range(3):
+            masks[k, i] = part == k
+    folder.mkdir(parents=True, exist_ok=True)
+    np.savez(folder / "squirrel_directed.npz",
+             node_features=np.eye(n, 5, dtype=np.float32) + np.arange(n)[:, None] % 2,
+             node_labels=labels, edges=edges, train_masks=masks[0], val_masks=masks[1],
+             test_masks=masks[2])
+
+
+def test_filtered_squirrel_counts(tmp_path):
+    edges, labels = outlink_example()
+    write_squirrel_npz(tmp_path, edges, labels)
+    ds = load_node_dataset("SQUIRREL", tmp_path)
+    f = filtered_squirrel(ds, (torch.from_numpy(edges[:, 0]), torch.from_numpy(edges[:, 1])))
+    kept = [v for v in range(12) if v not in (6, 7, 11)]
+    assert f.name == "SQUIRREL_FILTERED" and f.num_nodes == 9
+    assert f.info["filtered_removed_nodes"] == 3
+    # the induced subgraph, symmetrised: count the undirected edges among the kept nodes
+    und = {(min(u, v), max(u, v)) for u, v in edges.tolist()
+           if u != v and u in kept and v in kept}
+    assert f.graph.num_edges() == 2 * len(und)
+    assert f.labels.tolist() == labels[kept].tolist()
+    assert torch.equal(f.features.to_dense(), ds.features.to_dense()[kept])
+    new = {v: i for i, v in enumerate(kept)}
+    for old_split, new_split in zip(ds.fixed_splits, f.fixed_splits, strict=True):
+        for o, nw in zip(old_split, new_split, strict=True):
+            assert nw.tolist() == sorted(new[v] for v in o.tolist() if v in new)
+    assert filtered_squirrel(ds).num_nodes == 9  # from the edge list the loader keeps

@@ -27,7 +27,7 @@ def first_line(module: torch.nn.Module) -> str:
 
 @pytest.mark.parametrize("module,expected", [
     (AutoGCNLayer(8, 4, gate="release", filters=("low", "high")),
-     "AutoGCNLayer(8, 4, mode=over, K=16, filters=low,high, gate=sequential, num_filters=1"),
+     "AutoGCNLayer(8, 4, mode=over, K=16, filters=low,high, gate=sequential, num_banks=1"),
     (PostProcess(8, 8, torch.relu, 0.0, True, False, True),
      "PostProcess(graph_norm=True, batch_norm=False (batchnorm_h allocated for the release's "
      "count), activation=relu, residual=True"),

@@ -1,12 +1,20 @@
 """The shared propagation (cached normalised CSR adjacency) against a dense numpy computation."""
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
 
 from data.graph import Graph
+from layers.autograd_functions import CSR_BETA_NOTICE
+from layers.gcn_layer import GraphConv
 from layers.propagation import (
+    Adjacency,
     aggregate,
+    degree_scale,
     edge_softmax,
     normalized_adjacency,
     propagate,
@@ -24,21 +32,27 @@ def directed_multigraph() -> Graph:
     return Graph(torch.tensor(src), torch.tensor(dst), 10)
 
 
-def dense_operator(g: Graph) -> np.ndarray:
-    """``P[v, u] = (#edges u→v) / sqrt(max(indeg v, 1) · max(indeg u, 1))`` in float64.
-
-    The layers compute the degree factors in float32, as the release did: hence ``close``.
-    """
+def dense_operator(g: Graph, weight: np.ndarray | None = None,
+                   source_degree: str = "in") -> np.ndarray:
+    """``P[v, u] = W[v, u] / sqrt(d(v) · d(u))`` in float64: ``W[v, u]`` the summed weights of
+    the edges u→v (1 each without ``weight``), ``d`` the (weighted) in-degree, or the out-degree
+    for the source side with ``source_degree="out"``; 1 where a degree is 0."""
     n = g.num_nodes()
     counts = np.zeros((n, n))
     src, dst = (t.numpy() for t in g.edges())
-    np.add.at(counts, (dst, src), 1.0)
-    s = np.maximum(counts.sum(1), 1.0) ** -0.5
-    return s[:, None] * counts * s[None, :]
+    np.add.at(counts, (dst, src), 1.0 if weight is None else weight)
+
+    def scale(d):
+        return np.where(d > 0, d, 1.0) ** -0.5
+
+    s_in = scale(counts.sum(1))
+    s_src = s_in if source_degree == "in" else scale(counts.sum(0))
+    return s_in[:, None] * counts * s_src[None, :]
 
 
 def close(actual, expected) -> None:
-    np.testing.assert_allclose(actual, expected, rtol=1e-6, atol=1e-7)
+    """float64 against the float64 dense computation: only the summation order differs."""
+    np.testing.assert_allclose(actual, expected, rtol=1e-10, atol=1e-12)
 
 
 def test_propagate_matches_dense_operator_and_its_transpose():
@@ -58,7 +72,7 @@ def test_cached_adjacency_serves_every_dtype_and_shape():
     x = torch.randn(10, 3, 2)  # (N, b, d) inputs, e.g. per-head features
     expected = np.einsum("vu,ubd->vbd", dense_operator(g), x.double().numpy())
     np.testing.assert_allclose(propagate(g, x).numpy(), expected, rtol=1e-5, atol=1e-6)
-    close(propagate(g, x.double()).numpy(), expected)
+    close(propagate(g, x.double()).numpy(), expected)  # float64 factors for float64 features
     adj = normalized_adjacency(g)
     assert adj is normalized_adjacency(g)  # cached on the graph: built once per graph
     assert set(adj._matrices) == {torch.float32, torch.float64}  # and once per dtype
@@ -76,14 +90,8 @@ def test_graph_without_edges_propagates_zeros(n):
 
 def test_out_degree_source_normalisation_matches_dense_operator():
     g = directed_multigraph()
-    n = g.num_nodes()
-    counts = np.zeros((n, n))
-    src, dst = (t.numpy() for t in g.edges())
-    np.add.at(counts, (dst, src), 1.0)
-    s_in = np.maximum(counts.sum(1), 1.0) ** -0.5
-    s_out = np.maximum(counts.sum(0), 1.0) ** -0.5
-    x = torch.randn(n, 3, dtype=torch.float64)
-    expected = (s_in[:, None] * counts * s_out[None, :]) @ x.numpy()
+    x = torch.randn(g.num_nodes(), 3, dtype=torch.float64)
+    expected = dense_operator(g, source_degree="out") @ x.numpy()
     close(propagate(g, x, source_degree="out").numpy(), expected)
 
 
@@ -146,3 +154,103 @@ def test_readout_per_member_graph(how):
         else:
             expected = {"mean": rows.mean(0), "sum": rows.sum(0), "max": rows.max(0).values}[how]
         torch.testing.assert_close(out[i], expected)
+
+
+# ------------------------------------------------------------------ dtypes and edge weights
+def test_float32_factors_are_the_float32_formula_bit_for_bit():
+    """Float32 results are those of ``max(deg, 1)^(-1/2)`` computed in float32 (the release's)."""
+    g = directed_multigraph()
+    x = torch.randn(g.num_nodes(), 5)
+    s_in = g.in_degrees().float().clamp(min=1).rsqrt()
+    s_out = g.out_degrees().float().clamp(min=1).rsqrt()
+    assert torch.equal(degree_scale(g.in_degrees()), s_in)
+    for side, s_src in (("in", s_in), ("out", s_out)):
+        reference = Adjacency(g, lambda dtype: s_in, lambda dtype, s=s_src: s)
+        assert torch.equal(propagate(g, x, side), reference(x))
+    mean = Adjacency(g, lambda dtype: 1.0 / g.in_degrees().float().clamp(min=1))
+    assert torch.equal(aggregate(g, x, "mean"), mean(x))
+
+
+def test_degree_factors_follow_the_feature_dtype():
+    g = directed_multigraph()
+    x = torch.randn(g.num_nodes(), 3, dtype=torch.float64)
+    for side in ("in", "out"):
+        close(propagate(g, x, side).numpy(), dense_operator(g, source_degree=side) @ x.numpy())
+    adj = normalized_adjacency(g)
+    assert adj.matrices(torch.float64)[0].values().dtype == torch.float64
+    mean = aggregate(g, x, "mean").numpy()
+    counts = np.zeros((10, 10))
+    np.add.at(counts, (g.dst.numpy(), g.src.numpy()), 1.0)
+    close(mean, counts @ x.numpy() / np.maximum(counts.sum(1), 1)[:, None])
+    assert degree_scale(torch.tensor([0, 4]), torch.bfloat16).dtype == torch.bfloat16
+
+
+@pytest.mark.parametrize("side", ["in", "out"])
+def test_edge_weight_propagation_matches_dense_weighted_operator(side):
+    g = directed_multigraph()
+    w = torch.rand(g.num_edges(), dtype=torch.float64) + 0.05
+    w[:3] = 0.0  # zero weights may leave a node with weighted degree 0
+    x = torch.randn(g.num_nodes(), 4, dtype=torch.float64, requires_grad=True)
+    op = dense_operator(g, w.numpy(), side)
+    out = propagate(g, x, side, edge_weight=w)
+    close(out.detach().numpy(), op @ x.detach().numpy())
+    grad = torch.randn(g.num_nodes(), 4, dtype=torch.float64)
+    out.backward(grad)
+    close(x.grad.numpy(), op.T @ grad.numpy())
+    ones = torch.ones(g.num_edges(), dtype=torch.float64)  # unit weights: the plain operator
+    close(propagate(g, x.detach(), side, edge_weight=ones).numpy(),
+          propagate(g, x.detach(), side).numpy())
+
+
+def test_bad_edge_weights_are_rejected():
+    g = directed_multigraph()
+    x = torch.randn(g.num_nodes(), 2)
+    for bad, match in ((torch.ones(3), r"shape \(32,\)"),
+                       (torch.ones(g.num_edges(), 2), r"shape \(32,\)"),
+                       (torch.ones(g.num_edges(), dtype=torch.long), "floating-point"),
+                       (torch.ones(g.num_edges(), requires_grad=True), "detach")):
+        with pytest.raises(ValueError, match=match):
+            propagate(g, x, edge_weight=bad)
+
+
+# ------------------------------------------------------------------ the CSR "beta" notice
+def run_python(code: str) -> subprocess.CompletedProcess:
+    """``code`` in a fresh interpreter (torch emits the CSR notice once per process)."""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, cwd=Path(__file__).resolve().parents[1])
+
+
+def test_importing_the_package_leaves_warning_filters_alone():
+    """Third-party imports (torch, numpy) install filters of their own: snapshot after them."""
+    done = run_python(
+        "import warnings, numpy, scipy.sparse, torch; before = list(warnings.filters); "
+        "import layers.autograd_functions, layers.propagation, layers.autogcn_layer; "
+        "import nets.registry; "
+        "assert warnings.filters == before, warnings.filters[:3]; "
+        "assert not any(f[1] is not None and 'CSR' in f[1].pattern for f in warnings.filters)")
+    assert done.returncode == 0, done.stderr
+
+
+def test_csr_notice_is_silenced_only_where_the_project_makes_csr_tensors():
+    setup = ("import warnings, torch; warnings.simplefilter('error'); "
+             "from layers.propagation import propagate; from data.graph import Graph; ")
+    ours = run_python(setup + "propagate(Graph([0, 1], [1, 0]), torch.ones(2, 1))")
+    assert ours.returncode == 0, ours.stderr  # no warning escaped the project's own CSR tensors
+    theirs = run_python(setup + "torch.sparse_csr_tensor(torch.tensor([0, 1]), torch.tensor([0]),"
+                                " torch.ones(1), (1, 1), check_invariants=False)")
+    assert theirs.returncode != 0 and CSR_BETA_NOTICE in theirs.stderr  # the user's own: shown
+
+
+@pytest.mark.parametrize("side", ["in", "out"])
+@pytest.mark.parametrize("in_dim,out_dim", [(5, 3), (3, 5)])  # project first / propagate first
+def test_graph_conv_takes_an_edge_index_and_edge_weights(side, in_dim, out_dim):
+    g = directed_multigraph()
+    conv = GraphConv(in_dim, out_dim, side).double()
+    x = torch.randn(g.num_nodes(), in_dim, dtype=torch.float64)
+    w = torch.rand(g.num_edges(), dtype=torch.float64)
+    weight = conv.weight.detach().numpy()
+    close(conv(g.edge_index, x, edge_weight=w).detach().numpy(),
+          dense_operator(g, w.numpy(), side) @ x.numpy() @ weight)
+    close(conv(g.edge_index, x).detach().numpy(), conv(g, x).detach().numpy())
+    with pytest.raises(ValueError, match="the graph has 10 nodes but the features have 9 rows"):
+        conv(g, x[:9])

@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -13,6 +15,7 @@ import pytest
 from nets.gnn_net import NetIO
 from nets.registry import build_net, count_parameters
 from scripts import make_tables, sweep
+from tests.helpers import run_in_own_group
 from train.config import apply_overrides, load_config
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -128,7 +131,7 @@ def test_ablation_hidden_size_keeps_the_parameter_count(dataset, io):
 def test_sweep_options(capsys, tmp_path):
     _, cmds, _ = dry_run(capsys, "graph", "--out_root", str(tmp_path), "--gpus", "0,1",
                          "--only", "AUTOGCN,SGC_ZINC", "--data_root", "/data",
-                         "--data_dir", "ZINC=../shared/data/zinc", "--",
+                         "--data_dir", "ZINC=elsewhere/zinc", "--",
                          "--epochs", "2", "--max_graphs", "100")
     names = sorted(Path(option(c, "out_dir")).name for c in cmds)
     assert names == ["AUTOGCN_CIFAR10", "AUTOGCN_MNIST", "AUTOGCN_ZINC", "SGC_ZINC"]
@@ -138,7 +141,7 @@ def test_sweep_options(capsys, tmp_path):
         assert option(cmd, "gpu_id") == "0" and option(cmd, "use_gpu") is None
         assert cmd[-4:] == ["--epochs", "2", "--max_graphs", "100"]  # extra args come last
         dataset = Path(option(cmd, "out_dir")).name.split("_", 1)[1]
-        expected = "../shared/data/zinc" if dataset == "ZINC" else f"/data/{dataset}"
+        expected = "elsewhere/zinc" if dataset == "ZINC" else f"/data/{dataset}"
         assert option(cmd, "data_dir") == expected
         if dataset != "ZINC":
             assert option(cmd, "cache_dir") == "/data/cache"
@@ -176,11 +179,26 @@ def test_cells_run_pinned_to_their_gpu_with_their_share_of_the_cores(tmp_path, m
 
 
 # --------------------------------------------------------------------------- resuming
+AUTO = ["<the cell's>"]  # fabricate: record the command line the sweep gives the cell
+
+
+def table_cell(folder: Path) -> sweep.Cell | None:
+    """The cell of ``<out_root>/<table>/<cell id>``, if the folder is one."""
+    try:
+        table = sweep.load_table(folder.parent.name)
+    except sweep.SweepError:
+        return None
+    return next((c for c in table.cells if c.id == folder.name), None)
+
+
 def fabricate(folder: Path, *, status: str = "complete", runs: int = 5, metric: str = "acc",
               values: list[float] | None = None, splits=("train", "val", "test"),
-              command: list[str] | None = None, params: int = 1000, started: str = "2025-01-01",
-              s_per_epoch: float = 2.0, name: str = "run") -> Path:
-    """A results.json in the runner's format under ``folder/name``."""
+              command: list[str] | None = AUTO, params: int = 1000, started: str = "2025-01-01",
+              s_per_epoch: float = 2.0, name: str = "run", model: str | None = None,
+              dataset: str | None = None, device: str = "cpu") -> Path:
+    """A results.json in the runner's format under ``folder/name``: by default the result of
+    the cell the folder belongs to (its model, dataset and command line)."""
+    cell = table_cell(folder)
     values = values or [0.5 + 0.01 * i for i in range(runs)]
     run_list = [{
         "seed": i, "epochs": 10, "best_epoch": 5, "stop_reason": "epochs",
@@ -189,10 +207,13 @@ def fabricate(folder: Path, *, status: str = "complete", runs: int = 5, metric: 
                   for s in ("train", "val", "test")},
         "peak_memory_mb": {"process_max_rss_mb": 1.0},
     } for i in range(runs)]
-    data = {"status": status, "model": "M", "dataset": "D", "num_params": params,
+    data = {"status": status, "model": model or (cell.model if cell else "M"),
+            "dataset": dataset or (cell.dataset if cell else "D"), "num_params": params,
             "seeds": list(range(runs)), "primary_metric": metric, "runs": run_list,
-            "summary": {}, "started": started, "config": {}}
-    if command is not None:
+            "summary": {}, "started": started, "config": {}, "device": device}
+    if command is AUTO and cell is not None:
+        command = sweep.build_command(cell, folder.parent.name, str(folder.parent.parent))[1:]
+    if command is not None and command is not AUTO:
         data["command"] = command
     path = folder / name / "results.json"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -369,3 +390,28 @@ def test_plot_depth_on_fabricated_results(tmp_path):
     assert points[0][1].mean == pytest.approx(0.722) and points[3][1].state == "partial"
     png = plot_depth.plot_depth(tmp_path / "depth", tmp_path / "depth.png")
     assert png.stat().st_size > 5000 and png.read_bytes()[:4] == b"\x89PNG"
+
+
+# --------------------------------------------------------------------------- reproduce.sh
+def reproduce_sh(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """``scripts/reproduce.sh ARGS``, killed with its process group after 120 s."""
+    return run_in_own_group(["bash", str(ROOT / "scripts" / "reproduce.sh"), *args], 120,
+                            cwd=ROOT, env={**os.environ, **(env or {})})
+
+
+def test_reproduce_sh_usage_and_gpus_without_a_gpu(tmp_path):
+    done = reproduce_sh()
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: give a TABLE")
+    done = reproduce_sh("--help")
+    assert done.returncode == 0 and "Exit codes:" in done.stdout and "set -e" not in done.stdout
+    # no GPU visible (even on a GPU machine): refused before anything runs or is written,
+    # never reported as done "on GPU 0"
+    out = tmp_path / "out"
+    done = reproduce_sh("ablation", "--gpus", "0", "--only", "wo_gate_ZINC", "--out_root",
+                        str(out), env={"CUDA_VISIBLE_DEVICES": ""})
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.strip() == ("error: --gpus 0 but no CUDA GPU is visible "
+                                   "(CUDA_VISIBLE_DEVICES is empty; leave out --gpus to run "
+                                   "the cells on the CPU)")
+    assert not out.exists()

@@ -9,11 +9,13 @@ fake module.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import json
 import logging
 import os
 import sys
 import types
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,6 +23,7 @@ import torch
 
 from data import sbm
 from data.common import DataError, collate_graphs
+from data.files import WriteError, read_graph_pack, write_graph_pack
 from data.graph import Graph
 from data.sbm import (
     SBM_NAMES,
@@ -177,7 +180,7 @@ def test_pattern_instances_are_fixed_and_distinct(pattern_split):
 
 
 def test_one_pattern_variant():
-    split = generate_sbm_split("SBM_PATTERN", "train", 60, variant="PATTERN_EASY")  # old name
+    split = generate_sbm_split("SBM_PATTERN", "train", 60, variant="PATTERN_EASY")  # an alias
     cfg = sbm_config("SBM_PATTERN", "q20-one-pattern")
     assert cfg.q == 0.2 and cfg is sbm_config("SBM_PATTERN", "PATTERN_EASY")
     adj0, feat0 = pattern_instance(cfg, 0, 0)
@@ -303,23 +306,25 @@ def test_full_files_serve_max_graphs(tmp_path, monkeypatch):
 
 
 def test_interrupted_save_leaves_nothing_trusted(tmp_path, monkeypatch):
-    real_savez = np.savez
-    calls = []
+    real = Path.write_bytes
+    written = []
 
-    def failing_savez(file, **arrays):
-        calls.append(getattr(file, "name", file))
-        if len(calls) == 2:  # the val split: write half a file, then die
-            file.write(b"PK\x03\x04" + b"\0" * 100)
-            raise OSError("disk full")
-        return real_savez(file, **arrays)
+    def full_disk_on_val(self, data):  # the val split: half a file, then the disk is full
+        written.append(self.name)
+        if self.name.startswith(".val_first4.npz.tmp"):
+            real(self, bytes(data)[: len(data) // 2])
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self))
+        return real(self, data)
 
-    monkeypatch.setattr(np, "savez", failing_savez)
-    with pytest.raises(DataError, match="disk full"):
+    monkeypatch.setattr(Path, "write_bytes", full_disk_on_val)
+    with pytest.raises(WriteError) as err:
         load_sbm_dataset("SBM_CLUSTER", tmp_path, max_graphs=4, progress=False)
     root = tmp_path / "SBM_CLUSTER"
+    assert str(err.value).startswith(f"no space left on device writing {root} (val_first4.npz)")
+    assert "--data_dir" in str(err.value) and "\n" not in str(err.value)
     assert {p.name for p in root.iterdir()} == {"train_first4.npz"}  # no temp file, no meta
-    assert ".tmp" in str(calls[1])  # the split files are written under a temporary name
-    monkeypatch.setattr(np, "savez", real_savez)
+    assert written[0].startswith(".train_first4.npz.tmp")  # written under a temporary name
+    monkeypatch.setattr(Path, "write_bytes", real)
     ds = load_sbm_dataset("SBM_CLUSTER", tmp_path, max_graphs=4, progress=False)
     assert len(ds.val) == 4 and (root / "meta_first4.json").exists()
     ref = generate_sbm_split("SBM_CLUSTER", "val", 4)
@@ -331,48 +336,6 @@ def _sbm_warnings(caplog) -> list[str]:
             if r.name == "data.sbm" and r.levelno >= logging.WARNING]
 
 
-@pytest.mark.parametrize("full", [False, True])
-def test_old_dgl_files_are_regenerated(tmp_path, monkeypatch, caplog, full):
-    # A folder written by earlier versions: dgl.save_graphs files and a meta json without the
-    # format field. It must be recognised without DGL and regenerated, with one log line.
-    if full:
-        key = ("SBM_CLUSTER", None)
-        small = dataclasses.replace(sbm._CONFIGS[key], split_sizes=(5, 3, 3))
-        monkeypatch.setitem(sbm._CONFIGS, key, small)
-    suffix = "" if full else "_first3"
-    root = tmp_path / "SBM_CLUSTER"
-    root.mkdir()
-    for split in ("train", "val", "test"):
-        (root / f"{split}{suffix}.bin").write_bytes(b"\x00DGL graph bytes" * 10)
-    old_meta = sbm._expected_meta(sbm.sbm_config("SBM_CLUSTER"), 0, None if full else 3)
-    del old_meta["format"], old_meta["format_version"]
-    old_meta["files"] = {s: f"{s}{suffix}.bin" for s in ("train", "val", "test")}
-    (root / f"meta{suffix}.json").write_text(json.dumps(old_meta))
-    monkeypatch.setitem(sys.modules, "dgl", None)  # detected without DGL
-    with caplog.at_level(logging.INFO, logger="data.sbm"):
-        ds = load_sbm_dataset("SBM_CLUSTER", tmp_path, max_graphs=3, progress=False)
-    warnings = _sbm_warnings(caplog)
-    assert len(warnings) == 1 and "old DGL format" in warnings[0] and "\n" not in warnings[0]
-    assert {p.name for p in root.iterdir()} == {
-        f"{s}{suffix}.npz" for s in ("train", "val", "test")} | {f"meta{suffix}.json"}
-    ref = generate_sbm_split("SBM_CLUSTER", "train", 3)
-    assert all(same_graph(g, h) for g, h in zip(ds.train.graphs, ref.graphs, strict=True))
-    caplog.clear()
-    with caplog.at_level(logging.INFO, logger="data.sbm"):
-        load_sbm_dataset("SBM_CLUSTER", tmp_path, max_graphs=3, progress=False)
-    assert _sbm_warnings(caplog) == []  # regenerated once, then loaded
-
-
-def test_bin_files_without_meta_are_regenerated(tmp_path, caplog):
-    root = tmp_path / "SBM_CLUSTER"
-    root.mkdir()
-    (root / "train_first2.bin").write_bytes(b"half a DGL file")  # an interrupted old run
-    with caplog.at_level(logging.INFO, logger="data.sbm"):
-        ds = load_sbm_dataset("SBM_CLUSTER", tmp_path, max_graphs=2, progress=False)
-    assert len(_sbm_warnings(caplog)) == 1 and len(ds.train) == 2
-    assert not (root / "train_first2.bin").exists()
-
-
 def test_other_format_version_is_regenerated(tmp_path, monkeypatch, caplog):
     load_sbm_dataset("SBM_CLUSTER", tmp_path, max_graphs=2, progress=False)
     root = tmp_path / "SBM_CLUSTER"
@@ -380,30 +343,35 @@ def test_other_format_version_is_regenerated(tmp_path, monkeypatch, caplog):
     with caplog.at_level(logging.INFO, logger="data.sbm"):
         ds = load_sbm_dataset("SBM_CLUSTER", tmp_path, max_graphs=2, progress=False)
     warnings = _sbm_warnings(caplog)
-    assert len(warnings) == 1 and "format version 1" in warnings[0]
+    assert len(warnings) == 1 and "version 1 (this code reads" in warnings[0]
     meta = json.loads((root / "meta_first2.json").read_text())
     assert meta["format_version"] == sbm.FORMAT_VERSION
     assert len(ds.train) == 2
 
 
-@pytest.mark.parametrize("damage", ["truncate", "garbage", "version"])
-def test_unreadable_file_is_a_one_line_error(tmp_path, monkeypatch, damage):
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "version", "meta"])
+def test_unreadable_files_are_regenerated(tmp_path, caplog, damage):
     load_sbm_dataset("SBM_CLUSTER", tmp_path, max_graphs=3, progress=False)
-    path = tmp_path / "SBM_CLUSTER" / "val_first3.npz"
+    root = tmp_path / "SBM_CLUSTER"
+    path = root / ("meta_first3.json" if damage == "meta" else "val_first3.npz")
     if damage == "truncate":
         path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
-    elif damage == "garbage":
+    elif damage in ("garbage", "meta"):
         path.write_bytes(os.urandom(2000))
     else:  # a pack of another version under a current meta json: never misread
-        from data.interop import read_graph_pack, write_graph_pack
-
         pack = read_graph_pack(path, sbm.FORMAT_NAME, sbm.FORMAT_VERSION)
         write_graph_pack(path, pack, sbm.FORMAT_NAME, sbm.FORMAT_VERSION + 7)
-    _forbid_generation(monkeypatch)
+    # a command that must not write (checkpoint evaluation): one line naming the file
     with pytest.raises(DataError) as err:
-        load_sbm_dataset("SBM_CLUSTER", tmp_path, max_graphs=3, progress=False)
-    msg = str(err.value)
-    assert "val_first3.npz" in msg and "delete" in msg and "\n" not in msg
+        load_sbm_dataset("SBM_CLUSTER", tmp_path, max_graphs=3, progress=False, generate=False)
+    assert path.name in str(err.value) and "\n" not in str(err.value)
+    # any other: regenerated, with one log line naming the folder
+    with caplog.at_level(logging.INFO, logger="data.sbm"):
+        ds = load_sbm_dataset("SBM_CLUSTER", tmp_path, max_graphs=3, progress=False)
+    warnings = _sbm_warnings(caplog)
+    assert len(warnings) == 1 and str(root) in warnings[0] and "\n" not in warnings[0]
+    ref = generate_sbm_split("SBM_CLUSTER", "val", 3)
+    assert all(same_graph(g, h) for g, h in zip(ds.val.graphs, ref.graphs, strict=True))
 
 
 def test_seed_gets_its_own_folder(tmp_path):

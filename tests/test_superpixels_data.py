@@ -1,9 +1,10 @@
 """Superpixel data: raw readers on files written here, the SLIC graph builder on real MNIST
-images, the build-once cache (format, atomic writes, old and damaged caches), and the DGL/PyG
+images, the build-once cache (format, atomic writes, damaged caches), and the DGL/PyG
 sources (DGL in the DGL profile only; PyG as a fake module)."""
 
 from __future__ import annotations
 
+import errno
 import gzip
 import json
 import logging
@@ -19,16 +20,14 @@ import torch
 
 import data.superpixels as sp
 from data.common import DataError, collate_graphs
+from data.files import read_graph_pack, write_graph_pack
 from data.graph import Graph
 from tests.data_writers import idx_bytes as _idx_bytes
 from tests.data_writers import write_idx as _write_idx
 from tests.data_writers import write_mnist as _write_mnist
 from tests.helpers import fake_pyg_datasets
 
-REAL_MNIST = Path(__file__).resolve().parents[2] / "shared" / "data" / "mnist"
-if not REAL_MNIST.is_dir():
-    REAL_MNIST = Path("/work/shared/data/mnist")
-HAVE_MNIST = (REAL_MNIST / "t10k-images-idx3-ubyte.gz").is_file()
+MNIST_TEST_IMAGES = "t10k-images-idx3-ubyte.gz"
 
 
 # --------------------------------------------------------------------------- readers
@@ -124,9 +123,8 @@ def _check_graph(feat, src, dst, w, n_channels):
     assert w.dtype == np.float32 and np.all(w > 0) and np.all(w <= 1)
 
 
-@pytest.mark.skipif(not HAVE_MNIST, reason="real MNIST raw files absent")
-def test_builder_on_real_mnist():
-    images = sp.read_idx(REAL_MNIST / "t10k-images-idx3-ubyte.gz")[:12]
+def test_builder_on_real_mnist(real_data):
+    images = sp.read_idx(real_data("mnist", MNIST_TEST_IMAGES) / MNIST_TEST_IMAGES)[:12]
     params = sp.PARAMS["MNIST"]
     for img in images:
         feat, src, dst, w = sp.superpixel_graph(img, params)
@@ -246,9 +244,10 @@ def test_empty_split_is_cached(tmp_path, monkeypatch):
     assert [len(s) for s in again.splits().values()] == [0, 5, 1]
 
 
-@pytest.mark.skipif(not HAVE_MNIST, reason="real MNIST raw files absent")
-def test_read_only_real_data_dir(tmp_path):
-    ds = sp.load_superpixels("MNIST", REAL_MNIST, cache_dir=tmp_path / "c", max_graphs=3,
+def test_read_only_real_data_dir(tmp_path, real_data):
+    mnist = real_data("mnist", MNIST_TEST_IMAGES, "t10k-labels-idx1-ubyte.gz",
+                      "train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz")
+    ds = sp.load_superpixels("MNIST", mnist, cache_dir=tmp_path / "c", max_graphs=3,
                              workers=1, progress=False)
     assert [len(s) for s in ds.splits().values()] == [3, 3, 3]
     for split in ds.splits().values():
@@ -263,7 +262,7 @@ def test_missing_raw_data(tmp_path):
         sp.load_superpixels("CIFAR10", tmp_path, cache_dir=tmp_path / "c", progress=False)
 
 
-# --------------------------------------------------------------------------- old / damaged caches
+# --------------------------------------------------------------------------- damaged caches
 
 
 def _sp_warnings(caplog) -> list[str]:
@@ -300,37 +299,6 @@ def _count_builds(monkeypatch) -> list[int]:
     return builds
 
 
-@pytest.mark.parametrize("old_set", ["first2", "full"])
-def test_old_dgl_cache_is_rebuilt(mnist_dir, tmp_path, monkeypatch, caplog, old_set):
-    # A cache written by earlier versions (dgl.save_graphs .bin files, meta json without the
-    # format field): recognised without DGL, rebuilt with one log line, old files removed. An
-    # old full cache no longer serves --max_graphs: the subset is built instead.
-    cache = tmp_path / "cache"
-    cache.mkdir()
-    stem = _stem(2 if old_set == "first2" else None)
-    for split in ("train", "val", "test"):
-        (cache / f"{stem}_{split}.bin").write_bytes(b"\x00DGL graphs" * 20)
-    old = {"name": "MNIST", "params": sp.asdict(sp.PARAMS["MNIST"]), "max_graphs": 2,
-           "graphs": {"train": 2, "val": 2, "test": 2}, "build_time_s": 1.0}
-    (cache / f"{stem}.json").write_text(json.dumps(old))
-    monkeypatch.setitem(sys.modules, "dgl", None)
-    builds = _count_builds(monkeypatch)
-    with caplog.at_level(logging.INFO, logger="data.superpixels"):
-        ds = sp.load_superpixels("MNIST", mnist_dir, cache_dir=cache, max_graphs=2, workers=1,
-                                 progress=False)
-    warnings = _sp_warnings(caplog)
-    assert len(warnings) == 1 and "old DGL format" in warnings[0] and "\n" not in warnings[0]
-    assert builds == [2, 2, 2] and not ds.info["from_cache"]
-    assert not list(cache.glob("*.bin"))
-    assert sorted(p.name for p in cache.iterdir()) == sorted(
-        [f"{_stem(2)}.json"] + [f"{_stem(2)}_{s}.npz" for s in ("train", "val", "test")])
-    caplog.clear()
-    again = sp.load_superpixels("MNIST", mnist_dir, cache_dir=cache, max_graphs=2,
-                                progress=False)
-    assert again.info["from_cache"] and builds == [2, 2, 2] and _same_splits(ds, again)
-    assert _sp_warnings(caplog) == []
-
-
 def test_other_format_version_is_rebuilt(mnist_dir, tmp_path, monkeypatch, caplog):
     cache = tmp_path / "cache"
     ds = sp.load_superpixels("MNIST", mnist_dir, cache_dir=cache, max_graphs=2, workers=1,
@@ -347,21 +315,19 @@ def test_other_format_version_is_rebuilt(mnist_dir, tmp_path, monkeypatch, caplo
     assert meta["format_version"] == sp.FORMAT_VERSION
 
 
-@pytest.mark.parametrize("damage", ["truncate", "garbage", "empty", "pack_version"])
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "empty", "pack_version", "meta"])
 def test_damaged_cache_is_rebuilt(mnist_dir, tmp_path, monkeypatch, caplog, damage):
     cache = tmp_path / "cache"
     ds = sp.load_superpixels("MNIST", mnist_dir, cache_dir=cache, max_graphs=2, workers=1,
                              progress=False)
-    path = cache / f"{_stem(2)}_test.npz"
+    path = cache / (f"{_stem(2)}.json" if damage == "meta" else f"{_stem(2)}_test.npz")
     if damage == "truncate":
         path.write_bytes(path.read_bytes()[:-200])
-    elif damage == "garbage":
+    elif damage in ("garbage", "meta"):
         path.write_bytes(os.urandom(3000))
     elif damage == "empty":
         path.write_bytes(b"")
     else:
-        from data.interop import read_graph_pack, write_graph_pack
-
         pack = read_graph_pack(path, sp.FORMAT_NAME, sp.FORMAT_VERSION)
         write_graph_pack(path, pack, sp.FORMAT_NAME, sp.FORMAT_VERSION + 1)
     builds = _count_builds(monkeypatch)
@@ -369,32 +335,36 @@ def test_damaged_cache_is_rebuilt(mnist_dir, tmp_path, monkeypatch, caplog, dama
         again = sp.load_superpixels("MNIST", mnist_dir, cache_dir=cache, max_graphs=2,
                                     workers=1, progress=False)
     warnings = _sp_warnings(caplog)
-    assert len(warnings) == 1 and "cannot be read" in warnings[0] and "test.npz" in warnings[0]
+    said = ("unreadable", ".json") if damage == "meta" else ("cannot be read", "test.npz")
+    assert len(warnings) == 1 and all(word in warnings[0] for word in said)
     assert "\n" not in warnings[0] and builds == [2, 2, 2] and _same_splits(ds, again)
     third = sp.load_superpixels("MNIST", mnist_dir, cache_dir=cache, max_graphs=2,
                                 progress=False)
     assert third.info["from_cache"] and _same_splits(ds, third)
 
 
-def test_interrupted_cache_write_is_not_trusted(mnist_dir, tmp_path, monkeypatch):
+def test_interrupted_cache_write_is_not_trusted(mnist_dir, tmp_path, monkeypatch, caplog):
     cache = tmp_path / "cache"
-    real_savez = np.savez
-    calls = []
+    real = Path.write_bytes
+    written = []
 
-    def failing_savez(file, **arrays):
-        calls.append(file.name)
-        if len(calls) == 2:  # the val split: half a file, then the disk is full
-            file.write(b"PK\x03\x04" + b"\0" * 64)
-            raise OSError("No space left on device")
-        return real_savez(file, **arrays)
+    def full_disk_on_val(self, data):  # the val split: half a file, then the disk is full
+        written.append(self.name)
+        if self.name.startswith(f".{_stem(2)}_val.npz.tmp"):
+            real(self, bytes(data)[: len(data) // 2])
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self))
+        return real(self, data)
 
-    monkeypatch.setattr(np, "savez", failing_savez)
-    ds = sp.load_superpixels("MNIST", mnist_dir, cache_dir=cache, max_graphs=2, workers=1,
-                             progress=False)
+    monkeypatch.setattr(Path, "write_bytes", full_disk_on_val)
+    with caplog.at_level(logging.INFO, logger="data.superpixels"):
+        ds = sp.load_superpixels("MNIST", mnist_dir, cache_dir=cache, max_graphs=2, workers=1,
+                                 progress=False)
     assert [len(s) for s in ds.splits().values()] == [2, 2, 2]  # the build itself is returned
-    assert ".tmp" in calls[1]
+    (warning,) = _sp_warnings(caplog)
+    assert f"no space left on device writing {cache}" in warning and "--cache_dir" in warning
+    assert written[0].startswith(f".{_stem(2)}_train.npz.tmp")  # under a temporary name
     assert sorted(p.name for p in cache.iterdir()) == [f"{_stem(2)}_train.npz"]
-    monkeypatch.setattr(np, "savez", real_savez)
+    monkeypatch.setattr(Path, "write_bytes", real)
     builds = _count_builds(monkeypatch)
     again = sp.load_superpixels("MNIST", mnist_dir, cache_dir=cache, max_graphs=2, workers=1,
                                 progress=False)

@@ -8,8 +8,10 @@ A checkpoint is a ``torch.save`` of a plain dict — ``state_dict`` (the net's w
 
 from __future__ import annotations
 
+import io as _io
 import os
 import pickle
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,7 @@ from torch import nn
 
 from nets.gnn_net import NetIO
 from nets.registry import build_net
+from train.results import write_atomic
 
 REQUIRED = ("state_dict", "config", "io")
 
@@ -28,12 +31,15 @@ class CheckpointError(ValueError):
 
 def save_checkpoint(path: str | os.PathLike, model: nn.Module, cfg: dict[str, Any], io: NetIO,
                     seed: int, run: int, epoch: int) -> None:
-    """Write atomically: a crash mid-write leaves the previous checkpoint in place."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    """Write atomically: a crash or a full disk mid-write leaves the previous checkpoint in
+    place and no temporary file (:class:`~data.files.WriteError` names the folder).
+
+    The checkpoint is serialised in memory first, so a failed write is a plain ``OSError`` of
+    the file, not one of torch's own errors from inside its zip writer."""
+    buffer = _io.BytesIO()
     torch.save({"state_dict": model.state_dict(), "config": cfg, "io": io.as_dict(),
-                "seed": seed, "run": run, "epoch": epoch}, tmp)
-    tmp.replace(path)
+                "seed": seed, "run": run, "epoch": epoch}, buffer)
+    write_atomic(path, buffer.getvalue())
 
 
 def load_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
@@ -44,7 +50,9 @@ def load_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
     if not path.is_file():
         raise CheckpointError(f"checkpoint not found: {path}")
     try:
-        ckpt = torch.load(path, map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():  # torch warns about foreign pickles before refusing them
+            warnings.simplefilter("ignore")
+            ckpt = torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError:
         raise CheckpointError(f"{path} is not a readable checkpoint (not written by torch.save, "
                               "or it holds objects other than tensors and plain values)") from None
@@ -57,6 +65,12 @@ def load_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
         raise CheckpointError(
             f"{path} holds {what}, not a checkpoint of this project (a dict with "
             f"{', '.join(REQUIRED)}, written by the main scripts)")
+    wrong = [key for key in REQUIRED if not isinstance(ckpt[key], dict)]
+    if wrong or not isinstance(ckpt["config"].get("model"), str):
+        what = f"its {wrong[0]} is {type(ckpt[wrong[0]]).__name__}" if wrong else \
+            "its config names no model"
+        raise CheckpointError(f"{path} is not a usable checkpoint of this project: {what}, not "
+                              "what the main scripts write")
     return ckpt
 
 
@@ -67,7 +81,11 @@ def model_from_checkpoint(ckpt: dict[str, Any], io: NetIO | None = None) -> nn.M
     :class:`CheckpointError`.
     """
     cfg = ckpt["config"]
-    saved = NetIO.from_dict(ckpt["io"])
+    try:
+        saved = NetIO.from_dict(ckpt["io"])
+    except TypeError as err:  # sizes missing: another program's "io"
+        raise CheckpointError(f"the checkpoint's input/output sizes are incomplete ({err})"
+                              ) from None
     if io is not None and io != saved:
         raise CheckpointError(f"the data does not match the checkpoint: the data gives {io}, "
                               f"the checkpoint was trained on {saved}")

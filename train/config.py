@@ -24,12 +24,14 @@ from typing import Any
 
 from data.loaders import SOURCE_CHOICES
 from data.node_datasets import EDGE_DIRECTIONS, SPLIT_MODES
-from data.sbm import SBM_VARIANT_ALIASES, SBM_VARIANTS
+from data.sbm import SBM_VARIANT_ALIASES, SBM_VARIANTS, check_variant
 from layers.ap_layer import AP_MODE_ALIASES, AP_MODES
 from layers.autogcn_layer import FILTERS, GATE_ALIASES, GATES, MODES
 from layers.gin_layer import AGGREGATORS as GIN_AGGREGATORS
 from layers.graphsage_layer import SAGE_AGGREGATORS
 from layers.propagation import READOUTS, SOURCE_DEGREES
+from train.cli import output_problem
+from train.stopping import EARLY_STOP_RULES
 
 
 class ConfigError(ValueError):
@@ -42,8 +44,11 @@ class Field:
 
     ``default=None`` means "decided later" (the task's or the data's default) and makes ``null``
     a valid value; for every other key ``null`` is an error. ``choices`` are the canonical
-    values, ``aliases`` older spellings mapped to them (the authors' ``gate: true``).
+    values, ``aliases`` other accepted spellings mapped to them (the authors' ``gate: true``).
     ``low``/``high`` bound numbers (``inclusive`` says whether the bounds are allowed).
+    ``items`` are the types a list value's elements may have (a list is never nested).
+    ``path`` marks a file-system path: ``~`` is expanded, and empty or over-long names are
+    refused before anything is written.
     """
 
     types: tuple[type, ...]
@@ -54,6 +59,21 @@ class Field:
     low: float | None = None
     high: float | None = None
     inclusive: tuple[bool, bool] = (True, True)
+    items: tuple[type, ...] = ()
+    path: bool = False
+
+
+# Seeds feed numpy's legacy generator, which takes 0 <= seed < 2**32; runs use seed, seed + 1, ...
+MAX_SEED = 2**32 - 1
+MAX_RUNS = 1000  # the seed list and the per-run records stay small
+# Sizes beyond these only exhaust memory (a hidden_dim of 10**9 asks for petabytes); the
+# published configs stay far below them.
+MAX_LAYERS = 256
+MAX_WIDTH = 8192
+# Longest path accepted for a folder key: PATH_MAX (4096 on Linux) less room for the run
+# folder, checkpoint and event file names appended below it.
+MAX_PATH_CHARS = 3800
+MAX_NAME_BYTES = 255  # NAME_MAX of common file systems (ext4, xfs, btrfs, tmpfs)
 
 
 def _int(default: Any, help: str, low: int | None = None, high: int | None = None) -> Field:
@@ -63,6 +83,10 @@ def _int(default: Any, help: str, low: int | None = None, high: int | None = Non
 def _float(default: Any, help: str, low: float | None = None, high: float | None = None,
            inclusive: tuple[bool, bool] = (True, True)) -> Field:
     return Field((float,), default, help, low=low, high=high, inclusive=inclusive)
+
+
+def _path(help: str, default: Any = None) -> Field:
+    return Field((str,), default, help, path=True)
 
 
 def _bool(default: Any, help: str) -> Field:
@@ -80,12 +104,14 @@ _DROPOUT = {"low": 0.0, "high": 1.0, "inclusive": (True, False)}
 SCHEMA: dict[str, dict[str, Field]] = {
     "gpu": {
         "use": _bool(True, "train on a GPU when one is available (else the CPU, logged)"),
-        "id": _int(0, "GPU index (a config's nonexistent id falls back to 0 with a warning)", 0),
+        "id": _int(0, "GPU index (a config's nonexistent id falls back to 0 with a warning)", 0,
+                   1023),
     },
     "params": {
         "seed": _int(41, "first run seed when --seed is given on the command line (runs use "
                          "seed, seed+1, ...); otherwise the release's seeds 4565, 7432, ... are "
-                         "used and this key only documents the authors' value", 0),
+                         "used and this key only documents the authors' value; seed + runs "
+                         "- 1 must stay below 2**32", 0, MAX_SEED),
         "epochs": _int(1000, "maximum epochs per run", 1),
         "batch_size": _int(128, "graphs per mini-batch", 1),
         "init_lr": _float(1e-3, "initial Adam learning rate", 0.0, inclusive=(False, True)),
@@ -96,15 +122,30 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "weight_decay": _float(0.0, "Adam weight decay", 0.0),
         "print_epoch_interval": _int(5, "log a line every N epochs", 1),
         "max_time": _float(48.0, "stop a run after this many hours", 0.0, inclusive=(False, True)),
-        "runs": _int(1, "seeds to train, one after the other", 1),
+        "runs": _int(1, "seeds to train, one after the other", 1, MAX_RUNS),
         "scheduler": _choice(None, "learning-rate schedule (default: plateau, none for "
                                    "single-graph node classification as in the release)",
                              ("plateau", "none")),
+        "early_stop": _choice("none", "which epoch's weights are kept and when a run stops "
+                                      "early: none (the best validation metric; stop at min_lr, "
+                                      "max_time or epochs), val_loss_window (GPR-GNN, BernNet, "
+                                      "ChebNetII: the lowest validation loss; stop once the "
+                                      "validation loss exceeds the mean of the previous "
+                                      "early_stop_patience epochs) or val_metric_patience "
+                                      "(JacobiConv: the last epoch whose validation metric is at "
+                                      "least the best so far; stop after early_stop_patience "
+                                      "epochs without one)", EARLY_STOP_RULES),
+        "early_stop_patience": _int(200, "epochs for early_stop (the papers use 200)", 1),
+        "deterministic": _bool(False, "repeatable runs: torch's deterministic algorithms "
+                                      "(cuDNN/cuBLAS settings included) and seeded loader "
+                                      "workers, so the same seed on the same device gives "
+                                      "identical metrics; slower (docs/performance.md)"),
     },
     "net_params": {
-        "L": _int(4, "graph layers", 1),
-        "hidden_dim": _int(90, "hidden width (per head for GAT)", 1),
-        "out_dim": _int(None, "width of the last graph layer (default: hidden_dim)", 1),
+        "L": _int(4, "graph layers", 1, MAX_LAYERS),
+        "hidden_dim": _int(90, "hidden width (per head for GAT)", 1, MAX_WIDTH),
+        "out_dim": _int(None, "width of the last graph layer (default: hidden_dim)", 1,
+                        MAX_WIDTH),
         "residual": _bool(True, "residual connections (where widths match)"),
         "readout": _choice("mean", "graph readout", READOUTS),
         "in_feat_dropout": _float(0.0, "dropout on the embedded input", **_DROPOUT),
@@ -114,35 +155,62 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "self_loop": _bool(False, "add self-loops (GCN, GAT, SGC only; never AutoGCN)"),
         "builtin": _bool(True, _UNUSED),
         # AutoGCN
-        "K": _int(16, "AutoGCN: size of the over-parameterisation grid (not a hop count)", 1),
-        "num_filters": _int(1, "AutoGCN: parallel filter banks, summed", 1),
+        "K": _int(16, "AutoGCN: size of the over-parameterisation grid (not a hop count)", 1,
+                  1024),
+        "num_filters": _int(1, "AutoGCN: parallel filter banks, summed (the layer's "
+                               "`num_banks`)", 1, 64),
         "opt": _choice("over", "AutoGCN filter parameterisation (the layer's `mode`)", MODES),
         "gate": Field((bool, str), "sequential", "AutoGCN complementary gate (true = "
                       "sequential, false = none)", GATES, GATE_ALIASES),
-        "filters": Field((list, str), list(FILTERS), "AutoGCN filters to use, e.g. low,high"),
+        "filters": Field((list, str), list(FILTERS), "AutoGCN filters to use, e.g. low,high",
+                         items=(str,)),
         "single_a_init": _float(0.0, "AutoGCN mode single: initial a (the release's 0 never "
                                      "moves)"),
         # baselines
-        "n_heads": _int(8, "GAT attention heads", 1),
-        "kernel": _int(3, "MoNet Gaussian kernels", 1),
-        "pseudo_dim_MoNet": _int(2, "MoNet pseudo-coordinate width", 1),
-        "n_mlp_GIN": _int(2, "GIN: linear layers per update MLP", 1),
+        "n_heads": _int(8, "GAT attention heads", 1, 64),
+        "kernel": _int(3, "MoNet Gaussian kernels", 1, 64),
+        "pseudo_dim_MoNet": _int(2, "MoNet pseudo-coordinate width", 1, 64),
+        "n_mlp_GIN": _int(2, "GIN: linear layers per update MLP", 1, 64),
         "learn_eps_GIN": _bool(True, "GIN: learn epsilon"),
         "neighbor_aggr_GIN": _choice("sum", "GIN neighbour aggregation", GIN_AGGREGATORS),
         "sage_aggregator": _choice("mean", "GraphSAGE aggregator", SAGE_AGGREGATORS),
         "gated": _bool(False, "MLP: the release's gated variant"),
-        "n_iter": _int(10, "APGCN: maximum propagation steps", 1),
+        "n_iter": _int(10, "APGCN: maximum propagation steps", 1, 1000),
         "prop_penalty": _float(0.05, "APGCN: propagation penalty in the loss", 0.0),
         "apgcn_mode": _choice("one_hop", "APGCN: one_hop propagates the layer input at every "
                                          "step (the release), adaptive the previous step (the "
                                          "AP-GCN paper)", AP_MODES, AP_MODE_ALIASES),
         "apgcn_linear_layers": _int(None, "APGCN: linear layers before the propagation on "
-                                          "batched graphs (default L - 1)", 0),
-        "sgc_k": _int(2, "SGC: propagation steps", 1),
+                                          "batched graphs (default L - 1)", 0, MAX_LAYERS),
+        "sgc_k": _int(2, "SGC: propagation steps", 1, 1000),
         "gcn_source_degree": _choice("in", "GCN: scale a message by its source's in-degree (the "
                                            "release, DGL 0.4) or out-degree (DGL 2's GraphConv "
                                            "norm='both'); differs on directed graphs only",
                                      SOURCE_DEGREES),
+        # AutoGCN's successors: GPRGNN, BERNNET, CHEBNETII, JACOBICONV (nets/successors.py)
+        "poly_order": _int(10, "GPRGNN/BERNNET/CHEBNETII/JACOBICONV: polynomial order K "
+                               "(propagation hops; 10 in every paper)", 1, 100),
+        "dprate": _float(0.5, "GPRGNN/BERNNET/CHEBNETII/JACOBICONV: dropout on the signal "
+                              "entering the filter (the papers' dprate, JacobiConv's dpt)",
+                         **_DROPOUT),
+        "prop_lr": _float(None, "GPRGNN/BERNNET/CHEBNETII/JACOBICONV: learning rate of the "
+                                "filter coefficients (default: init_lr)", 0.0,
+                          inclusive=(False, True)),
+        "prop_wd": _float(0.0, "GPRGNN/BERNNET/CHEBNETII/JACOBICONV: weight decay of the "
+                               "filter coefficients (GPR-GNN and BernNet use 0, ChebNetII 5e-4)",
+                          0.0),
+        "gpr_alpha": _float(0.1, "GPRGNN: PPR initialisation gamma_k = alpha (1 - alpha)^k, "
+                                 "gamma_K = (1 - alpha)^K", 0.0, 1.0),
+        "jacobi_a": _float(1.0, "JACOBICONV: Jacobi parameter a", -1.0),
+        "jacobi_b": _float(1.0, "JACOBICONV: Jacobi parameter b", -1.0,
+                           inclusive=(False, True)),
+        "jacobi_alpha": _float(1.0, "JACOBICONV: PCD scale alpha (gamma_k = alpha tanh(eta_k), "
+                                    "eta_k initialised to min(1/alpha, 1))", 0.0,
+                               inclusive=(False, True)),
+        "jacobi_w_lr": _float(None, "JACOBICONV: learning rate of the per-channel basis "
+                                    "weights (default: prop_lr)", 0.0, inclusive=(False, True)),
+        "jacobi_w_wd": _float(0.0, "JACOBICONV: weight decay of the per-channel basis weights",
+                              0.0),
         "edge_feat": _bool(False, _UNUSED),
         "data_mode": Field((str,), None, _UNUSED),
         "num_pool": Field((int,), None, _UNUSED),
@@ -153,32 +221,36 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "cat": Field((bool,), None, _UNUSED),
     },
     "data": {
-        "data_dir": Field((str,), None, "data folder (default: datasets/ or datasets/<DATASET>)"),
+        "data_dir": _path("data folder (default: datasets/ or datasets/<DATASET>)"),
         "data_source": _choice(None, "where the data comes from (default: generate for SBM, "
                                      "raw files otherwise); dgl and pyg download",
                                SOURCE_CHOICES),
         "max_graphs": _int(None, "use only the first N graphs of each split", 1),
-        "cache_dir": Field((str,), None, "superpixel graph cache (default ~/.cache/autogcn)"),
-        "workers": _int(None, "processes building superpixel graphs (default: all CPUs)", 1),
+        "cache_dir": _path("superpixel graph cache (default ~/.cache/autogcn)"),
+        "workers": _int(None, "processes building superpixel graphs (default: all CPUs)", 1,
+                        1024),
         "loader_workers": _int(None, "data-loader processes collating batches (default: 0 on "
-                                     "the CPU, up to 4 on a GPU)", 0),
-        "split": _choice("random", "single-graph node tasks: a random split per run, or the "
-                                   "published fixed splits", SPLIT_MODES),
+                                     "the CPU, up to 4 on a GPU)", 0, 64),
+        "split": _choice("random", "single-graph node tasks: a random split per run, a "
+                                   "class-balanced one (balanced: round(train * N / C) nodes "
+                                   "of each class, as GPR-GNN, BernNet, ChebNetII and "
+                                   "JacobiConv split), or the published fixed splits",
+                         SPLIT_MODES),
         "split_ratio": Field((list, str), None, "single-graph node tasks: train,val,test "
                              "fractions of the random split, e.g. 0.6,0.2,0.2 (default: 60/20/20 "
-                             "PubMed, 2:1:1 the others)"),
+                             "PubMed, 2:1:1 the others)", items=(int, float, str)),
         "edge_direction": _choice("symmetrised", "single-graph node tasks: the symmetrised "
                                                  "graph, or the source's edge list as_given "
                                                  "(the release)", EDGE_DIRECTIONS),
-        "sbm_variant": _choice(None, "SBM_PATTERN generator variant (data/sbm.py; default the "
-                                     "notebook's final settings)", SBM_VARIANTS,
+        "sbm_variant": _choice(None, "SBM_PATTERN only: generator variant (data/sbm.py; "
+                                     "default the notebook's final settings)", SBM_VARIANTS,
                                SBM_VARIANT_ALIASES),
     },
 }
 TOP_LEVEL: dict[str, Field] = {
     "model": Field((str,), None, "model name, e.g. AUTOGCN, GCN"),
     "dataset": Field((str,), None, "dataset name"),
-    "out_dir": Field((str,), "out/", "where run folders are written"),
+    "out_dir": _path("where run folders are written", "out/"),
 }
 
 
@@ -205,6 +277,10 @@ def _check(where: str, value: Any, spec: Field) -> Any:
     if not isinstance(value, types):
         names = " or ".join(t.__name__ for t in types)
         raise ConfigError(f"{where}: expected {names}, got {_type_name(value)} ({value!r})")
+    if isinstance(value, list):
+        _check_items(where, value, spec.items)
+    if spec.path:
+        return _check_path(where, value)
     if spec.choices is not None and value not in spec.choices:
         valid = ", ".join(map(str, spec.choices))
         if spec.aliases:
@@ -221,17 +297,56 @@ def _check(where: str, value: Any, spec: Field) -> Any:
     return value
 
 
+def _check_items(where: str, value: list, items: tuple[type, ...]) -> None:
+    """Every element of a list value is one of ``items`` (never a list, object, null or, unless
+    allowed, a boolean)."""
+    names = " or ".join(t.__name__ for t in items) or "nothing"
+    for i, item in enumerate(value):
+        if not isinstance(item, items) or (isinstance(item, bool) and bool not in items):
+            raise ConfigError(f"{where}[{i}]: expected {names}, got {_type_name(item)} "
+                              f"({item!r})")
+
+
+def _check_path(where: str, value: str) -> str:
+    """A path value with ``~`` expanded; empty, NUL-holding or over-long paths are refused
+    (they would write into the current folder, or fail only once a run has started)."""
+    if not value.strip():
+        raise ConfigError(f"{where}: must not be empty (leave the key out for its default, or "
+                          "give . for the current folder)")
+    if "\0" in value:
+        raise ConfigError(f"{where}: contains a NUL character")
+    path = os.path.expanduser(value)
+    long = [p for p in path.split(os.sep) if len(os.fsencode(p)) > MAX_NAME_BYTES]
+    if long:
+        raise ConfigError(f"{where}: the folder name {long[0][:40]}... has "
+                          f"{len(os.fsencode(long[0]))} bytes; file systems allow "
+                          f"{MAX_NAME_BYTES}")
+    if len(path) > MAX_PATH_CHARS:
+        raise ConfigError(f"{where}: the path has {len(path)} characters; at most "
+                          f"{MAX_PATH_CHARS} leave room for the files written below it")
+    # Every path key names a folder: a file there (or on the way) is refused now, not after
+    # the data has loaded (the tools' --data_dir, --cache_dir and --out do the same check).
+    problem = output_problem(path, "folder", writable=False)
+    if problem:
+        raise ConfigError(f"{where}: {problem}")
+    return path
+
+
 def _range_text(spec: Field) -> str:
+    def num(v: float) -> str:  # integers in full (a seed bound of 4.29497e+09 says little)
+        return str(int(v)) if float(v).is_integer() and abs(v) < 1e16 else f"{v:g}"
+
     parts = []
     if spec.low is not None:
-        parts.append(f"{'>=' if spec.inclusive[0] else '>'} {spec.low:g}")
+        parts.append(f"{'>=' if spec.inclusive[0] else '>'} {num(spec.low)}")
     if spec.high is not None:
-        parts.append(f"{'<=' if spec.inclusive[1] else '<'} {spec.high:g}")
+        parts.append(f"{'<=' if spec.inclusive[1] else '<'} {num(spec.high)}")
     return " and ".join(parts)
 
 
-def _normalise(cfg: dict[str, Any]) -> None:
-    """Canonical forms of values with several spellings and checks across keys."""
+def _normalise(cfg: dict[str, Any], raw: Mapping[str, Any]) -> None:
+    """Canonical forms of values with several spellings and checks across keys (``raw``: the
+    values as given, for messages that quote what the user typed)."""
     net = cfg["net_params"]
     if net["out_dim"] is None:
         net["out_dim"] = net["hidden_dim"]
@@ -242,19 +357,36 @@ def _normalise(cfg: dict[str, Any]) -> None:
         raise ConfigError(f"net_params.filters: distinct names from {', '.join(FILTERS)}; "
                           f"got {filters!r}")
     net["filters"] = list(filters)
-    ratio = cfg["data"]["split_ratio"]
-    if ratio is not None:
-        text = ",".join(map(str, ratio)) if isinstance(ratio, list) else str(ratio)
-        try:
-            values = [float(x) for x in text.replace("/", ",").split(",")]
-        except (TypeError, ValueError):
-            values = []
-        if len(values) == 3 and max(values) > 1:  # percentages, e.g. 60/20/20
-            values = [v / 100 for v in values]
-        if len(values) != 3 or min(values) < 0 or abs(sum(values) - 1) > 1e-6:
-            raise ConfigError(f"data.split_ratio: three non-negative fractions summing to 1 "
-                              f"(e.g. 0.6,0.2,0.2 or 60/20/20), got {ratio!r}")
-        cfg["data"]["split_ratio"] = values
+    if cfg["data"]["split_ratio"] is not None:
+        cfg["data"]["split_ratio"] = parse_split_ratio(cfg["data"]["split_ratio"])
+    params = cfg["params"]
+    if params["seed"] + params["runs"] - 1 > MAX_SEED:
+        raise ConfigError(f"params.seed: runs use seeds {params['seed']} to "
+                          f"{params['seed'] + params['runs'] - 1}, but seeds must stay below "
+                          f"2**32: use a seed of at most {MAX_SEED - params['runs'] + 1}")
+    variant, dataset = cfg["data"]["sbm_variant"], cfg["dataset"]
+    if variant is not None and dataset is not None:
+        try:  # the spelling the user typed (an alias such as final), not its canonical name
+            check_variant(dataset, raw.get("data", {}).get("sbm_variant", variant))
+        except ValueError as err:
+            raise ConfigError(f"data.sbm_variant: {err}") from None
+
+
+def parse_split_ratio(ratio: str | list, where: str = "data.split_ratio") -> list[float]:
+    """Train/val/test fractions from ``0.6,0.2,0.2``, ``60/20/20`` or a list of three numbers;
+    :class:`ConfigError` naming ``where`` otherwise. The config and the tools share it."""
+    text = ",".join(map(str, ratio)) if isinstance(ratio, list) else str(ratio)
+    try:
+        values = [float(x) for x in text.replace("/", ",").replace(" ", "").split(",")]
+    except (TypeError, ValueError):
+        values = []
+    if len(values) == 3 and all(map(math.isfinite, values)) and max(values) > 1:
+        values = [v / 100 for v in values]  # percentages, e.g. 60/20/20
+    if (len(values) != 3 or not all(map(math.isfinite, values)) or min(values) < 0
+            or abs(sum(values) - 1) > 1e-6 or values[0] == 0):
+        raise ConfigError(f"{where}: three non-negative fractions summing to 1, the training "
+                          f"one above 0 (e.g. 0.6,0.2,0.2 or 60/20/20), got {ratio!r}")
+    return values
 
 
 def validate(raw: Mapping[str, Any], origin: str = "config") -> dict[str, Any]:
@@ -269,9 +401,12 @@ def validate(raw: Mapping[str, Any], origin: str = "config") -> dict[str, Any]:
     for key, spec in TOP_LEVEL.items():
         cfg[key] = _check(f"{origin}: {key}", raw.get(key, spec.default), spec)
     for section, fields in SCHEMA.items():
-        given = raw.get(section, {}) or {}
+        # Only an absent section means "all defaults": [], "", 0, false or null in its place
+        # is a mistake, not an empty section (the authors' files never write null).
+        given = raw.get(section, {})
         if not isinstance(given, Mapping):
-            raise ConfigError(f"{origin}: section {section!r} must be an object")
+            raise ConfigError(f"{origin}: section {section!r} must be an object, got "
+                              f"{_type_name(given)} ({given!r})")
         for key in given:
             if key not in fields and not key.startswith("_"):
                 raise ConfigError(
@@ -288,20 +423,42 @@ def validate(raw: Mapping[str, Any], origin: str = "config") -> dict[str, Any]:
             cfg[key] = value
     if not cfg["model"]:
         raise ConfigError(f"{origin}: 'model' is required")
-    _normalise(cfg)
+    _normalise(cfg, raw)
     return cfg
 
 
+class _DuplicateKey(ValueError):
+    """A key given twice in one JSON object (``args[0]``)."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json``'s ``object_pairs_hook``: the object, refusing a repeated key (plain ``json``
+    keeps the last value without a word, so one of two settings would be silently lost)."""
+    obj: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in obj:
+            raise _DuplicateKey(key)
+        obj[key] = value
+    return obj
+
+
 def load_config(path: str | os.PathLike) -> dict[str, Any]:
-    """Read and validate a JSON config file."""
+    """Read and validate a JSON config file (``~`` in ``path`` is expanded; a UTF-8 byte order
+    mark, as some editors write, is allowed)."""
+    if not os.fspath(path).strip():
+        raise ConfigError("--config: empty path; give a JSON config file")
+    path = os.path.expanduser(os.fspath(path))
     if os.path.isdir(path):
         raise ConfigError(f"config {path} is a directory, not a JSON file")
     try:
-        with open(path) as f:
-            raw = json.load(f)
+        with open(path, encoding="utf-8-sig") as f:
+            raw = json.load(f, object_pairs_hook=_unique_keys)
     except FileNotFoundError:
         raise ConfigError(f"config file not found: {path}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+    except _DuplicateKey as err:
+        raise ConfigError(f"{path}: key {err.args[0]!r} is given twice in one object; keep "
+                          "one (JSON would silently use the last)") from None
+    except (ValueError, RecursionError) as err:  # also a 5000-digit number, deep nesting
         raise ConfigError(f"{path}: not valid JSON ({err})") from None
     except OSError as err:
         raise ConfigError(f"cannot read config {path}: {err.strerror or err}") from None
@@ -385,6 +542,8 @@ def option_help(key: str) -> str:
         text += f" {{{', '.join(map(str, spec.choices))}}}"
     elif spec.low is not None or spec.high is not None:
         text += f" ({_range_text(spec)})"
+    if spec.path:
+        text += " (~ is expanded)"
     if spec.default is not None:
         default = ",".join(spec.default) if isinstance(spec.default, list) else spec.default
         text += f" [default {default}]"

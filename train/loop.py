@@ -9,15 +9,23 @@ Keeping a GPU busy: batches are collated (graph batching and its index structure
 data-loader worker processes when ``workers > 0``, in pinned memory when the device is CUDA, and
 copied without blocking; losses are summed on the device and read once per epoch, so the only
 synchronisations per epoch are the metric computations at its end.
+
+Between batches the loops call :func:`train.interrupts.check`, the safe point where Ctrl-C or
+SIGTERM stops training; ``close()`` ends the data-loader worker processes (the runner calls it
+on every way out of a run).
 """
 
 from __future__ import annotations
 
+import random
+
+import numpy as np
 import torch
 from torch import nn
 from torch.utils.data import DataLoader
 
 from data.common import GraphDataset, collate_graphs
+from train.interrupts import check, ignore_in_worker
 from train.tasks import Task
 
 
@@ -31,10 +39,23 @@ def _metrics(task: Task, scores: torch.Tensor, labels: torch.Tensor) -> dict[str
     return {name: fn(scores, labels) for name, fn in task.metrics.items()}
 
 
+def init_worker(worker_id: int) -> None:
+    """A data-loader ``worker_init_fn``: the worker ignores SIGINT and SIGTERM
+    (:func:`~train.interrupts.ignore_in_worker`) and seeds ``random`` and numpy from its torch
+    seed. torch derives that seed from the loader's ``generator``, so a seeded generator makes
+    every worker's random state a function of the run seed, whatever torch itself seeds."""
+    ignore_in_worker(worker_id)
+    seed = torch.initial_seed() % 2**32  # numpy's legacy seeding takes 32 bits
+    random.seed(seed)
+    np.random.seed(seed)
+
+
 class GraphBatches:
     """Mini-batch training over a :class:`GraphDataset` (train split shuffled).
 
     ``workers``: data-loader processes collating batches (0: in the training process).
+    ``generator`` shuffles the training split and seeds the workers (:func:`init_worker`):
+    one seeded per run makes the batches and the workers' random state a function of the seed.
     """
 
     def __init__(self, dataset: GraphDataset, task: Task, batch_size: int,
@@ -46,7 +67,8 @@ class GraphBatches:
             name: DataLoader(split, batch_size=batch_size, shuffle=(name == "train"),
                              collate_fn=collate_graphs, generator=generator,
                              num_workers=workers, persistent_workers=workers > 0,
-                             pin_memory=self.non_blocking)
+                             pin_memory=self.non_blocking,
+                             worker_init_fn=init_worker if workers else None)
             for name, split in dataset.splits().items() if split is not None and len(split)
         }
 
@@ -64,6 +86,7 @@ class GraphBatches:
         n = 0
         all_scores, all_labels = [], []
         for batch in self.loaders["train"]:
+            check()
             optimizer.zero_grad()
             scores, labels = self._forward(model, batch)
             loss = self.task.loss(scores, labels) + _auxiliary_loss(model)
@@ -85,6 +108,7 @@ class GraphBatches:
         n = 0
         all_scores, all_labels = [], []
         for batch in self.loaders[split]:
+            check()
             scores, labels = self._forward(model, batch)
             total += self.task.loss(scores, labels)
             n += 1
@@ -95,6 +119,14 @@ class GraphBatches:
 
     def evaluate_splits(self, model: nn.Module, splits: list[str]) -> dict:
         return {split: self.evaluate(model, split) for split in splits}
+
+    def close(self) -> None:
+        """End the worker processes of every loader (persistent ones outlive an epoch)."""
+        for loader in self.loaders.values():
+            iterator = getattr(loader, "_iterator", None)  # torch keeps persistent workers here
+            if iterator is not None and hasattr(iterator, "_shutdown_workers"):
+                iterator._shutdown_workers()
+            loader._iterator = None
 
 
 class FullGraph:
@@ -121,6 +153,9 @@ class FullGraph:
 
     def evaluate(self, model: nn.Module, split: str) -> tuple[float, dict[str, float]] | None:
         return self.evaluate_splits(model, [split])[split]
+
+    def close(self) -> None:
+        """Nothing to end: one graph needs no loader processes."""
 
     @torch.no_grad()
     def evaluate_splits(self, model: nn.Module, splits: list[str]) -> dict:

@@ -2,10 +2,14 @@
 
 Reads the config and command-line overrides, loads the data, and trains ``runs`` seeds with the
 release's protocol: Adam + ReduceLROnPlateau on the validation loss, stopping at ``min_lr``,
-``max_time`` hours or ``epochs``; the best-validation weights are kept and evaluated at the end.
+``max_time`` hours or ``epochs``; the best-validation weights are kept and evaluated at the end
+(``params.early_stop`` selects the spectral-filter papers' rules instead: :mod:`train.stopping`).
 Bad input is reported in one line (exit code 2) before anything is written. A run that
-diverges (a non-finite loss) stops with status ``diverged`` (exit code 1); Ctrl-C and SIGTERM (a
-Slurm time limit) record the finished runs and status ``interrupted`` (exit codes 130 / 143).
+diverges (a non-finite loss) stops with status ``diverged`` (exit code 1), and so does a result
+file that cannot be written (a full disk: status ``failed``). Ctrl-C and SIGTERM (a Slurm time
+limit) stop training between two batches (:mod:`train.interrupts`) and record the finished runs
+and status ``interrupted`` (exit codes 130 / 143). Whichever way a run ends, its tensorboard
+writer, progress bar, data-loader workers and log file are closed.
 """
 
 from __future__ import annotations
@@ -19,11 +23,10 @@ import math
 import os
 import platform
 import resource
-import signal
 import sys
-import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +36,7 @@ from tqdm import tqdm
 
 from data.common import DataError
 from nets.gnn_net import NetIO
-from nets.registry import MODELS, build_net, count_parameters, uses_self_loops
+from nets.registry import MODELS, build_net, count_parameters, optimizer_groups, uses_self_loops
 from train.checkpoint import save_checkpoint
 from train.cli import ArgumentParser
 from train.config import (
@@ -45,14 +48,17 @@ from train.config import (
     validate,
 )
 from train.device import DeviceError, check_device, select_device
+from train.interrupts import as_interrupted, check, deferred, handle_interrupts
 from train.loop import FullGraph, GraphBatches
 from train.results import (
     ExperimentRecord,
     OutputError,
+    WriteError,
     check_out_dir,
     make_run_dir,
     write_atomic,
 )
+from train.stopping import EarlyStopping
 from train.tasks import Task
 
 log = logging.getLogger("autogcn")
@@ -65,9 +71,6 @@ class TrainingError(RuntimeError):
 class Diverged(TrainingError):
     """A loss became NaN or infinite."""
 
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM (``kill``, a Slurm time limit): handled like Ctrl-C."""
 
 RELEASE_SEED_GENERATOR = 121  # the release draws run seeds from np.random.seed(121)
 
@@ -88,6 +91,47 @@ def set_seed(seed: int) -> None:
         torch.cuda.manual_seed_all(seed)
 
 
+# cuBLAS is only deterministic with a fixed workspace per stream; torch refuses cuBLAS calls
+# under deterministic algorithms unless this variable is ":4096:8" or ":16:8".
+CUBLAS_WORKSPACE_CONFIG = ":4096:8"
+
+
+@contextmanager
+def deterministic_mode(enabled: bool) -> Iterator[None]:
+    """``--deterministic``: inside the block torch uses deterministic algorithms (an op that
+    has none raises), cuDNN picks deterministic kernels without autotuning, and cuBLAS gets
+    ``CUBLAS_WORKSPACE_CONFIG`` (unless the environment sets it). Every setting is put back on
+    the way out, so an in-process caller (a test, a notebook) is left as it was.
+
+    cuBLAS reads the variable when CUDA first uses it: a process that ran CUDA work before
+    this block gets a warning to set it in the environment instead.
+    """
+    if not enabled:
+        yield
+        return
+    cudnn = torch.backends.cudnn
+    saved = (torch.are_deterministic_algorithms_enabled(),
+             torch.is_deterministic_algorithms_warn_only_enabled(), cudnn.benchmark,
+             cudnn.deterministic)
+    env_before = os.environ.get("CUBLAS_WORKSPACE_CONFIG")
+    if env_before is None:
+        if torch.cuda.is_initialized():
+            log.warning("deterministic: CUDA was used in this process before; if cuBLAS ran "
+                        "already, start Python with CUBLAS_WORKSPACE_CONFIG=%s set",
+                        CUBLAS_WORKSPACE_CONFIG)
+        os.environ["CUBLAS_WORKSPACE_CONFIG"] = CUBLAS_WORKSPACE_CONFIG
+    torch.use_deterministic_algorithms(True)
+    cudnn.benchmark, cudnn.deterministic = False, True
+    log.info("deterministic algorithms on (slower; see docs/reproducing.md)")
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(saved[0], warn_only=saved[1])
+        cudnn.benchmark, cudnn.deterministic = saved[2], saved[3]
+        if env_before is None:
+            os.environ.pop("CUBLAS_WORKSPACE_CONFIG", None)
+
+
 # ----------------------------------------------------------------------------- command line
 def build_parser(task: Task, description: str) -> argparse.ArgumentParser:
     """``--config`` plus one ``--key VALUE`` per config key, its help from the config schema."""
@@ -106,14 +150,14 @@ def build_parser(task: Task, description: str) -> argparse.ArgumentParser:
 def resolve_config(task: Task, args: argparse.Namespace) -> tuple[dict[str, Any], set[str]]:
     """Config file (or defaults) + command-line overrides, validated; and the keys the command
     line set."""
-    if args.config:
+    if args.config is not None:  # an empty --config is an error, not the defaults
         cfg = load_config(args.config)
     else:
         cfg = validate({"model": "AUTOGCN", "dataset": task.datasets[0],
                         "out_dir": task.default_out_dir}, origin="defaults")
     overrides = {k[len("override_"):]: v for k, v in vars(args).items()
                  if k.startswith("override_") and v is not None}
-    if args.dataset:
+    if args.dataset is not None:  # an empty --dataset is an error, not the config's dataset
         overrides["dataset"] = args.dataset
     cfg = apply_overrides(cfg, overrides)
     if cfg["dataset"] not in task.datasets:
@@ -124,30 +168,26 @@ def resolve_config(task: Task, args: argparse.Namespace) -> tuple[dict[str, Any]
     return cfg, set(overrides)
 
 
-def _on_sigterm(signum, frame) -> None:
-    raise Terminated()
-
-
 def main(task: Task, argv: Sequence[str] | None = None, description: str = "") -> int:
     """Entry point of a main script; returns the process exit code."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
     args = build_parser(task, description).parse_args(argv)
-    previous = None
-    if threading.current_thread() is threading.main_thread():
-        previous = signal.signal(signal.SIGTERM, _on_sigterm)
-    try:
-        cfg, cli_keys = resolve_config(task, args)
-        return run_experiment(task, cfg, list(sys.argv if argv is None else argv), cli_keys)
-    except (ConfigError, DataError, DeviceError, OutputError, TrainingError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1 if isinstance(err, Diverged) else 2
-    except KeyboardInterrupt as err:
-        what = "terminated" if isinstance(err, Terminated) else "interrupted"
-        print(f"{what}: results of finished runs are kept in the run folder", file=sys.stderr)
-        return 143 if isinstance(err, Terminated) else 130
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+    with handle_interrupts():
+        try:
+            cfg, cli_keys = resolve_config(task, args)
+            return run_experiment(task, cfg, list(sys.argv if argv is None else argv), cli_keys)
+        except (ConfigError, DataError, DeviceError, OutputError, TrainingError) as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 1 if isinstance(err, Diverged) else 2
+        except WriteError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 1
+        except KeyboardInterrupt as err:
+            stop = as_interrupted(err)
+            kept = (f"results of finished runs are kept in {stop.run_dir}" if stop.run_dir
+                    else "stopped before training started")
+            print(f"{stop.word}: {kept}", file=sys.stderr)
+            return 128 + stop.signum
 
 
 # ----------------------------------------------------------------------------- experiment
@@ -202,6 +242,15 @@ def run_experiment(task: Task, cfg: dict[str, Any], command: list[str],
     summary_writer_class()  # a missing package stops the run before anything is written
     check_out_dir(cfg["out_dir"])
     data_info, io, make_loop = load_data(task, cfg)  # before CUDA starts: loaders may fork
+    with deterministic_mode(cfg["params"]["deterministic"]):  # set before CUDA's first call
+        return _run_loaded(task, cfg, command, cli_keys, device, data_info, io, make_loop)
+
+
+def _run_loaded(task: Task, cfg: dict[str, Any], command: list[str],
+                cli_keys: set[str] | frozenset[str], device: torch.device,
+                data_info: dict[str, Any], io: NetIO, make_loop: Callable) -> int:
+    """:func:`run_experiment` once the data is loaded: check the device, make the run folder,
+    train every seed and write the record."""
     check_device(device)
     try:
         num_params = count_parameters(build_net(cfg["model"], io, cfg["net_params"]))
@@ -215,37 +264,77 @@ def run_experiment(task: Task, cfg: dict[str, Any], command: list[str],
         log.info("seeds: the release's %s (params.seed = %d applies only when --seed is given)",
                  seeds, params["seed"])
 
-    run_dir = make_run_dir(cfg["out_dir"], cfg["model"], cfg["dataset"])
-    file_log = logging.FileHandler(run_dir / "train.log")
-    file_log.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
-    log.addHandler(file_log)
-    write_atomic(run_dir / "config.json", json.dumps(cfg, indent=2))
-    log.info("%s on %s: %d parameters, device %s, seeds %s -> %s", cfg["model"], cfg["dataset"],
-             num_params, device, seeds, run_dir)
-    record = ExperimentRecord(run_dir, {
-        "model": cfg["model"], "dataset": cfg["dataset"], "task": task.name,
-        "num_params": num_params, "seeds": seeds, "primary_metric": task.primary,
-        "higher_is_better": task.higher_is_better, "device": str(device),
-        "versions": _versions(), "command": command, "data": data_info,
-        "started": time.strftime("%Y-%m-%d %H:%M:%S"), "config": cfg,
-    })
+    # From here on a signal waits for a safe point (between batches): the run folder, its
+    # writers and the loader workers exist and must be closed, and the record must say why.
+    with deferred():
+        run_dir = make_run_dir(cfg["out_dir"], cfg["model"], cfg["dataset"])
+        file_log = _RunLog(run_dir / "train.log")
+        file_log.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+        log.addHandler(file_log)
+        try:
+            write_atomic(run_dir / "config.json", json.dumps(cfg, indent=2))
+            log.info("%s on %s: %d parameters, device %s, seeds %s -> %s", cfg["model"],
+                     cfg["dataset"], num_params, device, seeds, run_dir)
+            record = ExperimentRecord(run_dir, {
+                "model": cfg["model"], "dataset": cfg["dataset"], "task": task.name,
+                "num_params": num_params, "seeds": seeds, "primary_metric": task.primary,
+                "higher_is_better": task.higher_is_better, "device": str(device),
+                "versions": _versions(), "command": command, "data": data_info,
+                "started": time.strftime("%Y-%m-%d %H:%M:%S"), "config": cfg,
+            })
+            _train_runs(task, cfg, io, make_loop, seeds, device, run_dir, record)
+            _log_summary(record.data, run_dir)  # a signal now finds the work done: exit 0
+        except KeyboardInterrupt as err:
+            stop = as_interrupted(err)
+            stop.run_dir = run_dir
+            if stop is err:
+                raise
+            raise stop from None
+        finally:
+            log.removeHandler(file_log)
+            file_log.close()
+    return 0
+
+
+def _train_runs(task: Task, cfg: dict[str, Any], io: NetIO, make_loop, seeds: list[int],
+                device: torch.device, run_dir: Path, record: ExperimentRecord) -> None:
+    """Train every seed into ``record``; on any way out the record says how it ended."""
     try:
         for i, seed in enumerate(seeds):
-            record.add_run(train_run(task, cfg, io, make_loop(i, seed, device), seed, i,
-                                     device, run_dir, heartbeat=record.heartbeat))
+            check()  # between runs: a signal during the last one's final evaluation
+            loop = make_loop(i, seed, device)
+            try:
+                run = train_run(task, cfg, io, loop, seed, i, device, run_dir,
+                                heartbeat=record.heartbeat)
+            finally:
+                loop.close()
+            record.add_run(run)
     except BaseException as err:
         if isinstance(err, KeyboardInterrupt):
-            status = "interrupted"
+            status, error = "interrupted", as_interrupted(err).word
         else:
             status = "diverged" if isinstance(err, Diverged) else "failed"
-        record.finish(status, error=str(err) if isinstance(err, TrainingError) else repr(err))
+            error = str(err) if isinstance(err, (TrainingError, WriteError)) else repr(err)
+        try:
+            record.finish(status, error=error)
+        except OSError:
+            pass  # a full disk: results.json keeps its last whole version
         raise
-    finally:
-        log.removeHandler(file_log)
-        file_log.close()
     record.finish("complete")
-    _log_summary(record.data, run_dir)
-    return 0
+
+
+class _RunLog(logging.FileHandler):
+    """``train.log``. A line that cannot be written (a full disk) is dropped without the
+    logging module's traceback: the next result file fails too and says so in one line."""
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        pass
+
+    def close(self) -> None:  # the last lines' flush on a full disk: dropped, as above
+        try:
+            super().close()
+        except OSError:
+            pass
 
 
 def train_run(task: Task, cfg: dict[str, Any], io: NetIO, loop, seed: int, index: int,
@@ -258,7 +347,8 @@ def train_run(task: Task, cfg: dict[str, Any], io: NetIO, loop, seed: int, index
     params = cfg["params"]
     set_seed(seed)
     model = build_net(cfg["model"], io, cfg["net_params"]).to(device)
-    optimizer = torch.optim.Adam(model.parameters(), lr=params["init_lr"],
+    optimizer = torch.optim.Adam(optimizer_groups(model, params, cfg["net_params"]),
+                                 lr=params["init_lr"],
                                  weight_decay=params["weight_decay"])
     schedule = params["scheduler"] or ("none" if task.level == "single_graph" else "plateau")
     scheduler = None
@@ -271,56 +361,62 @@ def train_run(task: Task, cfg: dict[str, Any], io: NetIO, loop, seed: int, index
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
 
-    best_value, best_epoch, best_state = None, -1, None
+    stopping = EarlyStopping(params["early_stop"], params["early_stop_patience"],
+                             task.is_better)
+    best_epoch, best_state = -1, None
     epoch_times: list[float] = []
     stop_reason = "epochs"
     start = time.perf_counter()
     bar = tqdm(range(params["epochs"]), desc=f"run {index} seed {seed}", disable=None,
                dynamic_ncols=True)
-    for epoch in bar:
-        t0 = time.perf_counter()
-        train_loss, train_metrics = _train_epoch(loop, model, optimizer)
-        evaluated = loop.evaluate_splits(model, ["val", "test"])
-        val, test = evaluated["val"], evaluated["test"]
-        epoch_times.append(time.perf_counter() - t0)
-        for split, loss in (("training", train_loss), ("validation", val and val[0])):
-            if loss is not None and not math.isfinite(loss):
-                bar.close()
-                writer.close()
-                raise Diverged(f"run {index} (seed {seed}) diverged: the {split} loss became "
-                               f"{loss} at epoch {epoch}; try a lower --init_lr (the best "
-                               f"checkpoint so far is kept: {ckpt_path})")
-        lr = optimizer.param_groups[0]["lr"]
-        if scheduler is not None:
-            scheduler.step(val[0] if val else train_loss)
+    try:
+        for epoch in bar:
+            check()
+            t0 = time.perf_counter()
+            train_loss, train_metrics = _train_epoch(loop, model, optimizer)
+            evaluated = loop.evaluate_splits(model, ["val", "test"])
+            val, test = evaluated["val"], evaluated["test"]
+            epoch_times.append(time.perf_counter() - t0)
+            for split, loss in (("training", train_loss), ("validation", val and val[0])):
+                if loss is not None and not math.isfinite(loss):
+                    raise Diverged(f"run {index} (seed {seed}) diverged: the {split} loss "
+                                   f"became {loss} at epoch {epoch}; try a lower --init_lr "
+                                   f"(the best checkpoint so far is kept: {ckpt_path})")
+            lr = optimizer.param_groups[0]["lr"]
+            if scheduler is not None:
+                scheduler.step(val[0] if val else train_loss)
 
-        writer.add_scalar("learning_rate", lr, epoch)
-        for split, result in (("train", (train_loss, train_metrics)), ("val", val),
-                              ("test", test)):
-            if result is not None:
-                writer.add_scalar(f"{split}/_loss", result[0], epoch)
-                for name, value in result[1].items():
-                    writer.add_scalar(f"{split}/_{name}", value, epoch)
-        if val is None or task.is_better(val[1][task.primary], best_value):
-            best_value = val[1][task.primary] if val else None
-            best_epoch, best_state = epoch, copy.deepcopy(model.state_dict())
-            save_checkpoint(ckpt_path, model, cfg, io, seed, index, epoch)
-        desc = {"loss": f"{train_loss:.4f}", "lr": f"{lr:.1e}"}
-        if val:
-            desc[f"val_{task.primary}"] = f"{val[1][task.primary]:.4f}"
-        bar.set_postfix(desc)
-        if epoch % params["print_epoch_interval"] == 0:
-            _log_epoch(epoch, (train_loss, train_metrics), val, test, lr, epoch_times[-1])
-        if optimizer.param_groups[0]["lr"] < params["min_lr"]:
-            stop_reason = "min_lr"
-            break
-        if time.perf_counter() - start > params["max_time"] * 3600:
-            stop_reason = "max_time"
-            break
-        if heartbeat is not None:
-            heartbeat()
-    bar.close()
-    writer.close()
+            writer.add_scalar("learning_rate", lr, epoch)
+            for split, result in (("train", (train_loss, train_metrics)), ("val", val),
+                                  ("test", test)):
+                if result is not None:
+                    writer.add_scalar(f"{split}/_loss", result[0], epoch)
+                    for name, value in result[1].items():
+                        writer.add_scalar(f"{split}/_{name}", value, epoch)
+            keep, stop_early = stopping.update(val and val[0], val and val[1][task.primary])
+            if keep:
+                best_epoch, best_state = epoch, copy.deepcopy(model.state_dict())
+                save_checkpoint(ckpt_path, model, cfg, io, seed, index, epoch)
+            desc = {"loss": f"{train_loss:.4f}", "lr": f"{lr:.1e}"}
+            if val:
+                desc[f"val_{task.primary}"] = f"{val[1][task.primary]:.4f}"
+            bar.set_postfix(desc)
+            if epoch % params["print_epoch_interval"] == 0:
+                _log_epoch(epoch, (train_loss, train_metrics), val, test, lr, epoch_times[-1])
+            if stop_early:
+                stop_reason = f"early_stop ({params['early_stop']})"
+                break
+            if optimizer.param_groups[0]["lr"] < params["min_lr"]:
+                stop_reason = "min_lr"
+                break
+            if time.perf_counter() - start > params["max_time"] * 3600:
+                stop_reason = "max_time"
+                break
+            if heartbeat is not None:
+                heartbeat()
+    finally:  # every way out, an interrupt included: nothing is left writing or waiting
+        bar.close()
+        _close_writer(writer)
 
     model.load_state_dict(best_state)
     final = {split: result[1] if result else None
@@ -335,8 +431,18 @@ def train_run(task: Task, cfg: dict[str, Any], io: NetIO, loop, seed: int, index
     return run
 
 
+def _close_writer(writer) -> None:
+    """Close the tensorboard writer. Its last events not reaching the disk (a full disk) is
+    logged: it must not hide why the run ended, nor fail a run that is otherwise done."""
+    try:
+        writer.close()
+    except OSError as err:
+        log.warning("tensorboard logs are incomplete: %s", err.strerror or err)
+
+
 def _train_epoch(loop, model: torch.nn.Module, optimizer: torch.optim.Optimizer):
-    """One training epoch; a batch BatchNorm cannot normalise becomes a one-line error."""
+    """One training epoch; a batch BatchNorm cannot normalise, or an operation without a
+    deterministic implementation under ``--deterministic``, becomes a one-line error."""
     try:
         return loop.train_epoch(model, optimizer)
     except ValueError as err:
@@ -345,6 +451,12 @@ def _train_epoch(loop, model: torch.nn.Module, optimizer: torch.optim.Optimizer)
         raise TrainingError("a training batch has a single node, which BatchNorm cannot "
                             "normalise in training mode: use a larger --batch_size or "
                             "--batch_norm False") from None
+    except RuntimeError as err:
+        if "use_deterministic_algorithms" not in str(err):
+            raise
+        first = str(err).strip().splitlines()[0]
+        raise TrainingError(f"--deterministic: {first} (run without --deterministic, or "
+                            "see docs/reproducing.md)") from None
 
 
 @functools.lru_cache(maxsize=1)

@@ -38,8 +38,8 @@ neighbour set (open neighbourhoods of the simple symmetrised graph), the notion 
 2023 ("A critical look at the evaluation of GNNs under heterophily: are we really making
 progress?", ICLR 2023) describe for Squirrel and Chameleon. A duplicate of a training node in the
 test set leaks its label. ``features=None`` gives *structural twins* (same neighbour set, any
-features). :func:`filtered_squirrel` reproduces their *published* filtered Squirrel exactly, but
-with a different rule, on the directed edge list (see there).
+features). :func:`data.node_datasets.filtered_squirrel` reproduces their *published* filtered
+Squirrel exactly, but with a different rule, on the directed edge list (see there).
 
 Spectrum
 --------
@@ -83,20 +83,20 @@ of a signal matrix ``Y`` (one column per class: the one-hot labels) at eigenvalu
 
 from __future__ import annotations
 
+if not __package__:  # loaded as a file: python scripts/diagnostics.py
+    import _project_root  # noqa: F401
+
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
-import torch
 from torch import Tensor
 
-from data.common import DataError
 from data.graph import Graph
-from data.node_datasets import NodeDataset
 
 BANDS: tuple[tuple[str, float, float], ...] = (
     ("low", 0.0, 2.0 / 3.0), ("mid", 2.0 / 3.0, 4.0 / 3.0), ("high", 4.0 / 3.0, 2.0))
@@ -387,102 +387,11 @@ def split_leakage(groups: np.ndarray, train: ArrayLike, evaluated: ArrayLike,
     return out
 
 
-# ============================================================================ filtered Squirrel
-def outlink_groups(src: ArrayLike, dst: ArrayLike, labels: ArrayLike,
-                   num_nodes: int) -> tuple[np.ndarray, np.ndarray]:
-    """Group ids of the nodes with the same set of out-neighbours *and* the same label in the
-    directed edge list (repeated edges count once), and every node's in-degree."""
-    s, d = _np(src).astype(np.int64).ravel(), _np(dst).astype(np.int64).ravel()
-    y = _np(labels).astype(np.int64).ravel()
-    out = sp.coo_matrix((np.ones(s.size), (s, d)), shape=(num_nodes, num_nodes)).tocsr()
-    out.sum_duplicates()
-    out.sort_indices()
-    ind = out.indices.astype(np.int64)
-    keys = [(ind[out.indptr[v]:out.indptr[v + 1]].tobytes(), int(y[v])) for v in range(num_nodes)]
-    return group_ids(keys), np.bincount(d, minlength=num_nodes)
-
-
-def outlink_copies(src: ArrayLike, dst: ArrayLike, labels: ArrayLike,
-                   num_nodes: int) -> np.ndarray:
-    """Nodes that :func:`filtered_squirrel` removes (boolean mask), from the *directed* edges.
-
-    Node ``v`` is a copy when it has no incoming edge and some node ``u`` with an incoming edge
-    has exactly ``v``'s set of out-neighbours and ``v``'s label (:func:`outlink_groups`). On the
-    directed Wikipedia graph: a page nothing links to that links to exactly what a linked-to page
-    of the same class links to. A self-loop is an in- and an out-edge.
-    """
-    gid, indeg = outlink_groups(src, dst, labels, num_nodes)
-    linked = np.zeros(int(gid.max()) + 1 if gid.size else 0, bool)
-    linked[gid[indeg > 0]] = True
-    return (indeg == 0) & linked[gid]
-
-
-def induced_node_dataset(ds: NodeDataset, keep: np.ndarray, name: str | None = None,
-                         info: dict | None = None) -> NodeDataset:
-    """``ds`` restricted to the nodes with ``keep`` True, renumbered in their order: the induced
-    subgraph, the kept feature rows and labels, and every fixed split restricted to kept nodes."""
-    keep = np.asarray(keep, dtype=bool)
-    n = ds.num_nodes
-    new_id = np.full(n, -1, dtype=np.int64)
-    new_id[keep] = np.arange(int(keep.sum()))
-    idx = torch.from_numpy(np.flatnonzero(keep))
-    remap = torch.from_numpy(new_id)
-
-    def edges(src: Tensor, dst: Tensor) -> tuple[Tensor, Tensor]:
-        both = (remap[src] >= 0) & (remap[dst] >= 0)
-        return remap[src[both]], remap[dst[both]]
-
-    g = ds.graph
-    graph = Graph(*edges(g.src, g.dst), int(keep.sum()))
-    feats = ds.features
-    feats = feats.index_select(0, idx).coalesce() if feats.is_sparse else feats[idx]
-    splits = None
-    if ds.fixed_splits is not None:
-        splits = [tuple(torch.sort(remap[t[remap[t] >= 0]]).values for t in split)
-                  for split in ds.fixed_splits]
-    changes: dict[str, Any] = {"graph": graph, "features": feats, "labels": ds.labels[idx],
-                               "fixed_splits": splits, "name": name or ds.name,
-                               "info": {**ds.info, **(info or {})}}
-    names = {f.name for f in fields(ds)}
-    if "edges_as_given" in names and getattr(ds, "edges_as_given", None) is not None:
-        changes["edges_as_given"] = edges(*ds.edges_as_given)
-    return replace(ds, **changes)
-
-
-def filtered_squirrel(ds: NodeDataset,
-                      directed_edges: tuple[ArrayLike, ArrayLike] | None = None) -> NodeDataset:
-    """Platonov et al. (2023)'s filtered Squirrel, derived from geom-gcn's Squirrel.
-
-    Removes the nodes of :func:`outlink_copies` (computed on the directed edge list: the
-    ``directed_edges`` given, else ``ds.edges_as_given``) and returns the induced dataset
-    (:func:`induced_node_dataset`) named ``SQUIRREL_FILTERED``. On ``squirrel_directed.npz`` this
-    keeps 2223 of 5201 nodes and 46998 of 198353 undirected edges (65718 of 217073 stored directed
-    ones), the counts of the released ``squirrel_filtered.npz`` (yandex-research/
-    heterophilous-graphs); node by node it *is* that file: the same nodes in the same order,
-    features, labels, edges, and the 10 splits restricted to the kept nodes.
-
-    The paper describes duplicates as nodes with equal features and equal neighbours; with the
-    symmetrised neighbourhoods that definition finds only 9 redundant nodes in this Squirrel
-    (:func:`duplicate_groups`), so it cannot be what produced the release. The rule here was
-    found by matching the released file against the original, and it is exact there.
-    """
-    if directed_edges is None:
-        directed_edges = getattr(ds, "edges_as_given", None)
-    if directed_edges is None:
-        raise DataError(f"{ds.name}: filtered_squirrel needs the directed edge list "
-                        "(squirrel_directed.npz as stored); this dataset does not keep it")
-    src, dst = directed_edges
-    removed = outlink_copies(src, dst, ds.labels, ds.num_nodes)
-    note = {"filtered": "nodes without in-edges whose out-neighbour set and label equal those "
-                        "of a node with in-edges removed (Platonov et al. 2023's filtered "
-                        "Squirrel)",
-            "filtered_from_nodes": ds.num_nodes, "filtered_removed_nodes": int(removed.sum())}
-    return induced_node_dataset(ds, ~removed, "SQUIRREL_FILTERED", note)
-
-
 # ============================================================================ spectrum
-def normalized_adjacency(adj: sp.spmatrix) -> sp.csr_matrix:
-    r""":math:`D^{-1/2} A D^{-1/2}` with degrees clamped at 1 (float64 CSR)."""
+def symmetric_normalised_csr(adj: sp.spmatrix) -> sp.csr_matrix:
+    r"""The scipy matrix :math:`D^{-1/2} A D^{-1/2}` (float64 CSR), degrees clamped at 1: the
+    symmetric normalisation the spectrum is measured on (the propagation operator of
+    ``layers/propagation.py`` is a cached torch operator instead)."""
     a = sp.csr_matrix(adj, dtype=np.float64)
     s = 1.0 / np.sqrt(np.maximum(np.asarray(a.sum(axis=1)).ravel(), 1.0))
     return sp.csr_matrix(sp.diags(s) @ a @ sp.diags(s))
@@ -490,7 +399,7 @@ def normalized_adjacency(adj: sp.spmatrix) -> sp.csr_matrix:
 
 def laplacian(adj: sp.spmatrix) -> sp.csr_matrix:
     """The normalised Laplacian ``I - D^{-1/2} A D^{-1/2}`` (degrees clamped at 1)."""
-    return sp.csr_matrix(sp.identity(adj.shape[0], format="csr") - normalized_adjacency(adj))
+    return sp.csr_matrix(sp.identity(adj.shape[0], format="csr") - symmetric_normalised_csr(adj))
 
 
 def label_signal(labels: ArrayLike, num_classes: int | None = None) -> np.ndarray:
@@ -657,7 +566,7 @@ def indicator_coefficients(lo: float, hi: float, order: int) -> np.ndarray:
 def chebyshev_moments(adj: sp.spmatrix, signal: np.ndarray,
                       order: int = CHEB_ORDER) -> np.ndarray:
     r""":math:`\mu_k = \sum_c y_c^\top T_k(L - I)\, y_c` for ``k < order``."""
-    m = -normalized_adjacency(adj)  # L - I
+    m = -symmetric_normalised_csr(adj)  # L - I
     y = np.asarray(signal, dtype=np.float64).reshape(adj.shape[0], -1)
     mu = np.zeros(order)
     prev, cur = y, m @ y

@@ -1,14 +1,19 @@
-"""Hand-written autograd Functions behind the message-passing primitives.
+"""Hand-written autograd Functions behind the message-passing primitives, and the two CSR
+helpers they are built on.
 
-Each is the plain formula with a backward that reuses a stored transpose instead of
-transposing per call; :mod:`layers.propagation` wraps them, and ``tests/test_propagation.py``
-checks them against dense computations and ``torch.autograd.gradcheck``.
+Each Function is the plain formula with a hand-written backward (the sparse products reuse a
+stored transpose instead of transposing per call); :mod:`layers.propagation` wraps them, and
+``tests/test_propagation.py`` checks them against dense computations and
+``torch.autograd.gradcheck``.
 
+* :func:`csr_matrix` — builds every CSR tensor the layers use (32-bit indices where they fit).
 * :func:`sparse_mm` — the single place that multiplies a CSR matrix by a dense one.
 * :class:`SparseProduct` — ``M x`` with the gradient ``Mᵀ g`` from the stored ``Mᵀ``.
 * :class:`EdgeWeightedSum` — ``out_v = Σ_{e: u→v} w_e x_u`` per head, differentiable in both
   ``x`` and the edge weights ``w`` (attention, Gaussian kernels), without materialising one
   message per edge in the forward pass.
+* :class:`SegmentMax` — per-segment maxima of row-sorted values, the deterministic path of
+  :func:`layers.propagation.scatter_amax`.
 """
 
 from __future__ import annotations
@@ -19,9 +24,11 @@ import torch
 from torch import Tensor
 from torch.autograd.function import once_differentiable
 
-# torch announces CSR support as "beta" once per process; the two products used here (CSR × dense
-# through addmm, on CPU and CUDA) are the long-standing ones. Only that notice is silenced.
-warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta")
+# torch announces CSR support as "beta" when a CSR tensor is first made; the two products used
+# here (CSR × dense through addmm, on CPU and CUDA) are the long-standing ones. That notice alone
+# is silenced, and only around the construction in csr_matrix (the user's own filters stay as
+# they are).
+CSR_BETA_NOTICE = "Sparse CSR tensor support is in beta"
 
 
 def sparse_mm(matrix: Tensor, dense: Tensor, out: Tensor | None = None,
@@ -96,9 +103,40 @@ class EdgeWeightedSum(torch.autograd.Function):
         return grad_x, grad_w, None
 
 
+class SegmentMax(torch.autograd.Function):
+    """``out[r] = max(values[e] for e in segment r)`` (0 for an empty segment), for ``values``
+    (E, ...) sorted by segment: ``rows`` (E,) the segment of each entry, ``lengths`` (R,) the
+    entries per segment. No atomics: a deterministic stand-in for
+    ``zeros.scatter_reduce(0, rows, values, "amax", include_self=False)``.
+
+    The backward is that call's, so that both train alike: each segment's gradient is shared
+    equally by the entries equal to its maximum, and, as in torch, a maximum of exactly 0 also
+    counts the 0 the output started from as one of them.
+    """
+
+    @staticmethod
+    def forward(ctx, values: Tensor, rows: Tensor, lengths: Tensor) -> Tensor:
+        out = torch.segment_reduce(values, "max", lengths=lengths, axis=0, unsafe=True)
+        empty = (lengths == 0).view(-1, *([1] * (values.dim() - 1)))
+        out = out.masked_fill(empty, 0)  # segment_reduce leaves -inf there
+        ties = values == out[rows]
+        counts = torch.segment_reduce(ties.to(values.dtype), "sum", lengths=lengths, axis=0,
+                                      unsafe=True) + (out == 0)
+        ctx.save_for_backward(ties, counts, rows)
+        return out
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad: Tensor):
+        ties, counts, rows = ctx.saved_tensors
+        return ties * (grad / counts)[rows], None, None
+
+
 def csr_matrix(indptr: Tensor, indices: Tensor, values: Tensor, n: int) -> Tensor:
     """An ``n × n`` CSR tensor (32-bit indices where they fit)."""
     if indices.numel() < 2**31:  # 32-bit indices spare the sparse kernel a conversion per call
         indptr, indices = indptr.int(), indices.int()
     # The structure comes from Graph.csc()/csr(), valid by construction: skip the O(nnz) checks.
-    return torch.sparse_csr_tensor(indptr, indices, values, (n, n), check_invariants=False)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=CSR_BETA_NOTICE, category=UserWarning)
+        return torch.sparse_csr_tensor(indptr, indices, values, (n, n), check_invariants=False)

@@ -1,0 +1,92 @@
+"""AutoGCN's successors, registered under ``GPRGNN BERNNET CHEBNETII JACOBICONV`` for every task.
+
+* Single-graph node classification (PubMed, Squirrel, ...): :class:`DecoupledNet`, the official
+  codes' structure — an MLP on the node features, then one learned polynomial filter of its
+  logits (no nonlinearity after the filter).
+* Batched graphs (SBM, ZINC, superpixels): :class:`~nets.gnn_net.GNNNet` over
+  :class:`~layers.poly_filter.PolyFilterLayer` layers (encoder → L filter layers with residual,
+  graph norm, batch norm → readout → MLP head), as the project's ChebNet and AutoGCN. None of
+  the papers has a graph-level architecture: this stack is the project's choice.
+
+The filters' coefficients can train with their own learning rate and weight decay, as in the
+official codes (``prop_lr``, ``prop_wd``; JacobiConv's per-channel weights ``jacobi_w_lr``,
+``jacobi_w_wd``): :func:`~nets.registry.optimizer_groups`.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import torch
+from torch import nn
+
+from data.graph import Graph
+from layers.bernnet_layer import BernNetProp
+from layers.chebnetii_layer import ChebNetIIProp
+from layers.gprgnn_layer import GPRGNNProp
+from layers.jacobi_layer import JacobiConvProp
+from layers.poly_filter import PolyFilterLayer, PolynomialFilter
+from nets.baselines import LinearChain
+from nets.gnn_net import GNNNet, NetIO
+from nets.registry import register
+
+SUCCESSORS = ("GPRGNN", "BERNNET", "CHEBNETII", "JACOBICONV")
+
+
+def make_filter(model: str, channels: int, p: dict) -> PolynomialFilter:
+    """``model``'s filter over ``channels`` channels, from the config's ``net_params``."""
+    K = p["poly_order"]
+    if model == "GPRGNN":
+        return GPRGNNProp(K, p["gpr_alpha"])
+    if model == "BERNNET":
+        return BernNetProp(K)
+    if model == "CHEBNETII":
+        return ChebNetIIProp(K)
+    if model == "JACOBICONV":
+        return JacobiConvProp(channels, K, p["jacobi_a"], p["jacobi_b"], p["jacobi_alpha"])
+    raise ValueError(f"unknown polynomial-filter model {model!r}; expected one of {SUCCESSORS}")
+
+
+class DecoupledNet(nn.Module):
+    r"""MLP → dropout(``dprate``) → polynomial filter: the official node-classification nets.
+
+    The MLP is :class:`~nets.baselines.LinearChain` with widths
+    ``[in] + [hidden] * (L - 1) + [classes]``: ``Linear(dropout(x))``, ReLU between layers.
+    ``L = 2`` is GPR-GNN's, BernNet's and ChebNetII's net (dropout → Linear(F, 64) → ReLU →
+    dropout → Linear(64, C) → dropout(dprate) → filter); ``L = 1`` is JacobiConv's
+    (dropout(dpb) → Linear(F, C) → dropout(dpt) → filter, with ``dropout`` = dpb and
+    ``dprate`` = dpt). The output is the filtered logits (the loss applies the softmax).
+    Parameters: the MLP's + the filter's.
+    """
+
+    def __init__(self, io: NetIO, p: dict, model: str) -> None:
+        super().__init__()
+        self.io = io
+        dims = [io.in_dim] + [p["hidden_dim"]] * (p["L"] - 1) + [io.num_classes]
+        self.mlp = LinearChain(dims, p["dropout"])
+        self.prop_dropout = nn.Dropout(p["dprate"])
+        self.filter = make_filter(model, io.num_classes, p)
+
+    def forward(self, g: Graph, h: torch.Tensor,
+                snorm_n: torch.Tensor | None = None) -> torch.Tensor:
+        return self.filter(self.prop_dropout(self.mlp(h)), g)
+
+
+def filter_layer(model: str, in_dim: int, out_dim: int, p: dict,
+                 output_layer: bool) -> PolyFilterLayer:
+    """One graph-level layer of ``model`` for :class:`~nets.gnn_net.GNNNet`."""
+    return PolyFilterLayer(make_filter(model, out_dim, p), in_dim, out_dim,
+                           activation=None if output_layer else torch.relu,
+                           dropout=p["dropout"], dprate=p["dprate"], graph_norm=p["graph_norm"],
+                           batch_norm=p["batch_norm"], residual=p["residual"])
+
+
+def successor_net(model: str, io: NetIO, p: dict) -> nn.Module:
+    """:class:`DecoupledNet` on a single graph, the filter-layer stack on batched graphs."""
+    if io.level == "single_graph":
+        return DecoupledNet(io, p, model)
+    return GNNNet(io, p, partial(filter_layer, model))
+
+
+for _name in SUCCESSORS:
+    register(_name, net=partial(successor_net, _name))
