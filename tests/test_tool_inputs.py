@@ -335,8 +335,8 @@ def _raising(exc: BaseException):
 
 @pytest.mark.parametrize("exc, code, start", [
     (KeyboardInterrupt(), 130, "interrupted"),
-    (OSError(28, "No space left on device", "/some/folder/file.json"), 1,
-     "error: no space left on device writing in /some/folder"),
+    (OSError(28, "No space left on device", "out/run/file.json"), 1,
+     f"error: no space left on device writing in {Path('out/run').resolve()}"),
     (RuntimeError("boom\nsecond line"), 1, "error: RuntimeError: boom second line"),
     (cli.UsageError("--x: bad"), 2, "error: --x: bad"),
 ])
