@@ -130,6 +130,9 @@ class AutoGCNConv(nn.Module):
         torch.Size([1, 5])
     """
 
+    #: Dense methods that ``params.compile`` compiles (:mod:`train.compilation`).
+    compiled_regions = ("_from_hops", "_gated_sum")
+
     def __init__(
         self,
         in_channels: int,
@@ -213,7 +216,13 @@ class AutoGCNConv(nn.Module):
 
     def convolve(self, op: Adjacency, x: Tensor) -> Tensor:
         """The gated, summed filter outputs plus the bias, with ``op`` = :math:`\\tilde A`."""
-        return self._gate_and_sum(self._filter_outputs(op, x)) + self.bias
+        n_mid = 1 if "mid" in self.filters else 0
+        if cheaper_to_propagate_first(x, (1 + n_mid) * self.in_dim,
+                                      self.num_banks * (len(self.filters) + n_mid) * self.out_dim,
+                                      self.order):
+            h1 = op(x)
+            return self._from_hops(x, h1, op(h1)) if n_mid else self._from_hops(x, h1)
+        return self._gated_sum(self._projected_outputs(op, x))
 
     def coefficients(self) -> torch.Tensor:
         """``(banks, filters, 3)``: filter ``f``'s input is ``c0·x + c1·Ãx + c2·Ã²x``."""
@@ -245,20 +254,20 @@ class AutoGCNConv(nn.Module):
         h1 = op(x)
         hops = [x, h1] + ([op(h1)] if "mid" in self.filters else [])
         coef = self.coefficients()[..., : len(hops)]
-        return torch.einsum("bfk,knd->bfnd", coef, torch.stack(hops))
+        return combine(coef.reshape(-1, len(hops)), hops).view(*coef.shape[:2], *x.shape)
 
-    def _filter_outputs(self, op: Adjacency, x: torch.Tensor) -> torch.Tensor:
-        """Every filter's projected output, ``(banks·filters, N, out)``, bank-major."""
+    def _from_hops(self, *hops: Tensor) -> Tensor:
+        """From the propagated inputs ``x, Ãx[, Ã²x]`` on: the filter inputs, the linear maps,
+        the gate, the sum and the bias. Dense throughout: a compiled region."""
+        coef = self.coefficients().reshape(-1, 3)[:, : len(hops)]
+        inputs = combine(coef, hops)  # (banks·filters, N, in)
+        outputs = torch.bmm(inputs, self.weight.reshape(-1, self.in_dim, self.out_dim))
+        return self._gated_sum(outputs)
+
+    def _projected_outputs(self, op: Adjacency, x: Tensor) -> Tensor:
+        """Every filter's output, ``(banks·filters, N, out)``, bank-major, projecting all
+        filters in one product, then propagating ``out`` columns per filter."""
         coef = self.coefficients().reshape(-1, 3)
-        n_mid = 1 if "mid" in self.filters else 0
-        if cheaper_to_propagate_first(x, (1 + n_mid) * self.in_dim,
-                                      self.num_banks * (len(self.filters) + n_mid) * self.out_dim,
-                                      self.order):
-            h1 = op(x)
-            hops = torch.stack([x, h1] + ([op(h1)] if n_mid else []))
-            inputs = torch.einsum("jk,knd->jnd", coef[:, : len(hops)], hops)  # per filter
-            return torch.bmm(inputs, self.weight.reshape(-1, self.in_dim, self.out_dim))
-        # project all filters in one product, then propagate out_dim columns per filter
         w = self.weight.permute(2, 0, 1, 3).reshape(self.in_dim, -1)
         y = torch.sparse.mm(x, w) if x.is_sparse else x @ w
         py = op(y)
@@ -272,6 +281,10 @@ class AutoGCNConv(nn.Module):
             else:
                 outs.append(torch.addcmul(ys[j] * coef[j, 0], pys[j], coef[j, 1]))
         return torch.stack(outs)
+
+    def _gated_sum(self, stack: Tensor) -> Tensor:
+        """The gated, summed filter outputs plus the bias (dense: a compiled region)."""
+        return self._gate_and_sum(stack) + self.bias
 
     def _gate_and_sum(self, stack: torch.Tensor) -> torch.Tensor:
         """Gate each bank's filter outputs and sum everything."""
@@ -360,6 +373,23 @@ class AutoGCNLayer(AutoGCNConv):
         """``feat`` (N, in_dim) → (N, out_dim)."""
         out = self.convolve(normalized_adjacency(g), feat)
         return self.post(feat, out, snorm_n)
+
+
+def combine(coef: Tensor, hops: Sequence[Tensor]) -> Tensor:
+    """``sum_k coef[:, k] · hops[k]``, shape ``(len(coef), *hops[0].shape)``: the filter inputs.
+
+    Under the compiler a sum of broadcast products, which it fuses into one pass that writes
+    the result once; in eager mode one einsum (a batched product), which beats the ``2k - 1``
+    separate passes of the same sum.
+    """
+    if _compiling():
+        return sum(coef[:, k, None, None] * h for k, h in enumerate(hops))
+    return torch.einsum("jk,knd->jnd", coef, torch.stack(list(hops)))
+
+
+def _compiling() -> bool:
+    is_compiling = getattr(torch.compiler, "is_compiling", None)  # torch >= 2.3
+    return bool(is_compiling and is_compiling())
 
 
 def gate(slots: list[torch.Tensor], kind: str) -> list[torch.Tensor]:

@@ -12,6 +12,9 @@ class MLPReadout(nn.Module):
     ``num_hidden`` (default 2, the benchmark's) sets how many halving layers precede the output.
     """
 
+    #: Dense throughout: ``params.compile`` compiles it (:mod:`train.compilation`).
+    compiled_regions = ("forward",)
+
     def __init__(self, in_dim: int, out_dim: int, num_hidden: int = 2) -> None:
         super().__init__()
         dims = [in_dim // 2**i for i in range(num_hidden + 1)]

@@ -1,15 +1,29 @@
-"""Training time per epoch of every model relative to GCN, on reduced SBM-CLUSTER and ZINC data.
+"""Training time per epoch of every model relative to GCN, eager and compiled, on reduced
+SBM-CLUSTER and ZINC data.
 
     OMP_NUM_THREADS=1 python -m scripts.benchmark_baselines [--epochs 3] [--graphs 256]
+        [--compile both|on|off] [--models GCN AUTOGCN ...]
 
-For each dataset the models are built from their published configs (``configs/``), trained for
-one untimed warm-up epoch and ``--epochs`` timed epochs with the project's training loop
-(batch 128, the task's loss, Adam), and the median epoch time is divided by GCN's, measured in
-the same process on the same data. Data: the first ``--graphs`` SBM-CLUSTER training graphs,
-generated in memory, and the first ``--graphs`` molecules of ZINC's ``val.pickle``
-(``--zinc_dir``). The paper's ratios (Titan XP, full data): AutoGCN/GCN 1.38 on SBM-CLUSTER,
-1.48 on ZINC. Timings on a shared machine are indicative only. Options are checked before
-anything is loaded (``train/cli.py``); bad input exits 2 with one line, a failure 1, Ctrl-C 130.
+For each dataset every model is built from its published config (``configs/``) and measured
+eager and compiled (``train/compilation.py``; the compiled net is a deep copy of the eager one,
+so both start from the same weights): one untimed first epoch each, then ``--epochs`` timed
+epochs with the project's training loop (batch 128, the task's loss, Adam), the two modes
+alternating. Printed per model: eager and compiled median s/epoch, compiled/eager (below 1:
+compiled is faster), the compile warm-up (first epoch less the median) and each mode's ratio to
+GCN's, measured in the same process on the same data; then, as ``scripts/benchmark.py`` does,
+``AutoGCN/GCN epoch time ratio on <DATASET>: R`` with both models in the mode a full training
+run would choose on this device, and ``compiled/eager AutoGCN epoch time on <DATASET>: R``.
+``--compile off`` measures eager only, ``on`` compiled only, ``both`` (default) both; where
+compiling cannot work here one line says why and only eager is measured. The compiler's
+in-memory caches are cleared before each model, so each compiles as in a run of its own (its
+on-disk cache stays: a repeated run warms up faster). Models are measured one after the other,
+not interleaved with GCN: on a busy machine their ratios to GCN carry its load changes.
+
+Data: the first ``--graphs`` SBM-CLUSTER training graphs, generated in memory, and the first
+``--graphs`` molecules of ZINC's ``val.pickle`` (``--zinc_dir``). The paper's ratios (Titan XP,
+full data): AutoGCN/GCN 1.38 on SBM-CLUSTER, 1.48 on ZINC. Timings on a shared machine are
+indicative only. Options are checked before anything is loaded (``train/cli.py``); bad input
+exits 2 with one line, a failure 1, Ctrl-C 130.
 """
 
 from __future__ import annotations
@@ -18,11 +32,12 @@ if not __package__:  # run as a file: python scripts/benchmark_baselines.py
     import _project_root  # noqa: F401
 
 import argparse
+import copy
 import os
 import statistics
 import sys
-import time
 from collections.abc import Sequence
+from functools import partial
 
 from train.interrupts import startup
 
@@ -32,7 +47,17 @@ with startup("nothing was written"):  # Ctrl-C or SIGTERM while torch loads: one
     from data.common import DataError, GraphDataset
     from nets.gnn_net import NetIO
     from nets.registry import build_net, uses_self_loops
-    from train import cli
+    from scripts.benchmark import (
+        CLOCKS,
+        COMPILE_CHOICES,
+        compiled_over_eager_line,
+        default_mode,
+        gcn_ratio_line,
+        modes_to_measure,
+        set_clock,
+        timed,
+    )
+    from train import cli, compilation
     from train.config import load_config
     from train.loop import GraphBatches
     from train.tasks import SBM, ZINC, Task
@@ -66,26 +91,48 @@ def zinc(n: int, data_dir: str) -> tuple[GraphDataset, NetIO, Task]:
 
 
 def epoch_seconds(model: str, dataset: str, ds: GraphDataset, io: NetIO, task: Task,
-                  epochs: int, device: torch.device, root: str) -> float:
-    """Median wall time of ``epochs`` training epochs after one warm-up epoch."""
+                  epochs: int, device: torch.device, root: str, modes: tuple[bool, ...]
+                  ) -> dict[bool, tuple[float, float]]:
+    """Per mode (False eager, True compiled): the median wall time of ``epochs`` training epochs
+    after one untimed first epoch, and the warm-up (the first epoch less that median). The
+    modes alternate, each with its own copy of the net, optimiser and batch order."""
     cfg = load_config(os.path.join(root, CONFIG[dataset].format(model)))
     if uses_self_loops(model, cfg["net_params"]):
         ds = ds.with_self_loops()
     torch.manual_seed(0)
     net = build_net(model, io, cfg["net_params"]).to(device)
-    opt = torch.optim.Adam(net.parameters(), lr=cfg["params"]["init_lr"])
-    loop = GraphBatches(ds, task, 128, device, generator=torch.Generator().manual_seed(0))
-    times = []
+    if True in modes:
+        # Each model compiles as in a run of its own: nothing reused from the models before
+        # it (a fair warm-up), and their variants of the shared regions (widths, flags) do
+        # not pile up to the compiler's recompile limit, past which a region runs eagerly.
+        torch._dynamo.reset()
+    runs = {}
+    for compiled in modes:
+        twin = copy.deepcopy(net)
+        if compiled:
+            compilation.compile_regions(twin, device)
+        opt = torch.optim.Adam(twin.parameters(), lr=cfg["params"]["init_lr"])
+        loop = GraphBatches(ds, task, 128, device, generator=torch.Generator().manual_seed(0))
+        runs[compiled] = (twin, opt, loop)
+    first: dict[bool, float] = {}
+    times: dict[bool, list[float]] = {m: [] for m in modes}
     for i in range(epochs + 1):
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-        t0 = time.perf_counter()
-        loop.train_epoch(net, opt)
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-        if i > 0:  # the first epoch warms up allocators and caches
-            times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+        for m in (modes if i % 2 else modes[::-1]):
+            twin, opt, loop = runs[m]
+            sec = timed(partial(loop.train_epoch, twin, opt), device)
+            if i:
+                times[m].append(sec)
+            else:
+                first[m] = sec
+    return {m: (statistics.median(times[m]), max(first[m] - statistics.median(times[m]), 0.0))
+            for m in modes}
+
+
+WIDTH = 10  # characters per column of the table
+
+
+def _cell(value: float | None, digits: int) -> str:
+    return f"{'-':>{WIDTH}}" if value is None else f"{value:{WIDTH}.{digits}f}"
 
 
 MAX_GRAPHS = 10_000  # SBM-CLUSTER's training set; ZINC's val split has 1,000
@@ -100,6 +147,12 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"graphs per dataset (1 to {MAX_GRAPHS}; default 256)")
     parser.add_argument("--datasets", nargs="+", default=list(CONFIG), choices=list(CONFIG))
     parser.add_argument("--models", nargs="+", default=MODELS, choices=MODELS)
+    parser.add_argument("--compile", choices=list(COMPILE_CHOICES), default="both",
+                        help="measure each model eager and compiled (both, the default), "
+                             "compiled only (on) or eager only (off)")
+    parser.add_argument("--clock", choices=list(CLOCKS), default="wall",
+                        help="wall time (default) or the process's CPU time, steadier on a "
+                             "machine shared with other jobs (CPU only)")
     parser.add_argument("--zinc_dir", type=cli.data_folder, default="datasets/ZINC",
                         metavar="DIR",
                         help="folder of the ZINC raw pickles")
@@ -112,7 +165,11 @@ def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     device = torch.device(args.device)
+    set_clock(args.clock, device)
     models = ["GCN"] + [m for m in args.models if m != "GCN"]
+    modes, why_not = modes_to_measure(args.compile, device)
+    if why_not:
+        print(why_not, flush=True)
     for dataset in args.datasets:
         if dataset == "SBM_CLUSTER":
             ds, io, task = sbm_cluster(args.graphs)
@@ -121,13 +178,32 @@ def _main(argv: Sequence[str] | None) -> int:
         stats = ds.train.stats()
         print(f"# {dataset}: {stats['graphs']} graphs, {stats['mean_nodes']:.1f} nodes, "
               f"{stats['mean_edges']:.0f} edges per graph; device {device}, "
-              f"{torch.get_num_threads()} thread(s)", flush=True)
-        base = None
+              f"{torch.get_num_threads()} thread(s); median of {args.epochs} epochs",
+              flush=True)
+        print(" " * 11 + "".join(f"{w:>{WIDTH}}" for w in (
+            "eager", "compiled", "compiled/", "compile", "eager/", "compiled/")), flush=True)
+        print(f"{'model':<11}" + "".join(f"{w:>{WIDTH}}" for w in (
+            "s/epoch", "s/epoch", "eager", "warm-up s", "GCN", "GCN"))
+            + "   default mode of a full training run", flush=True)
+        seconds: dict[tuple[str, bool], float] = {}
+        defaults: dict[str, bool | None] = {}
         for model in models:
-            sec = epoch_seconds(model, dataset, ds, io, task, args.epochs, device, root)
-            base = sec if model == "GCN" else base
-            print(f"{model}/GCN epoch time ratio on {dataset}: {sec / base:.2f}"
-                  f"   ({sec:.3f} s/epoch)", flush=True)
+            timing = epoch_seconds(model, dataset, ds, io, task, args.epochs, device, root,
+                                   modes)
+            seconds.update({(model, m): t[0] for m, t in timing.items()})
+            defaults[model], why = default_mode(dataset, model, device, args.compile)
+            eager, comp = timing.get(False), timing.get(True)
+            over = [seconds[model, m] / seconds["GCN", m] if m in timing else None
+                    for m in (False, True)]
+            print(f"{model:<11}{_cell(eager and eager[0], 3)}{_cell(comp and comp[0], 3)}"
+                  f"{_cell(comp[0] / eager[0] if eager and comp else None, 2)}"
+                  f"{_cell(comp and comp[1], 1)}{_cell(over[0], 2)}{_cell(over[1], 2)}   {why}",
+                  flush=True)
+        if "AUTOGCN" in models:
+            print(gcn_ratio_line(dataset, seconds, defaults)[1], flush=True)
+            if len(modes) == 2:
+                print(compiled_over_eager_line("AutoGCN", dataset, seconds["AUTOGCN", False],
+                                               seconds["AUTOGCN", True])[1], flush=True)
     return 0
 
 

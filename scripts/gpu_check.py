@@ -2,8 +2,9 @@
 
     bash scripts/gpu_check.sh            # or: python -m scripts.gpu_check [--quick]
 
-Run from the project root on a machine with a CUDA GPU (about 3-6 minutes). Without a GPU it
-says so in one line and exits 0. Exit status 1 when any check fails. The checks:
+Run from the project root on a machine with a CUDA GPU (about 5-10 minutes, much of it
+compiling). Without a GPU it says so in one line and exits 0. Exit status 1 when any check
+fails. The checks:
 
 * ``env``: GPU, torch, CUDA, and the packages the project needs (a missing one is named).
 * ``csr_product``: the CSR × dense product on CUDA against a dense reference — float32/64,
@@ -14,10 +15,18 @@ says so in one line and exits 0. Exit status 1 when any check fails. The checks:
   both computation orders and two banks — outputs, gradients, BatchNorm statistics.
 * ``models``: every model at every task level, one training step on CPU and on GPU (float64):
   losses, gradients and updated weights.
+* ``compiled``: ``params.compile`` on the GPU (``train/compilation.py``): AutoGCN and GCN at
+  their published configs, node and graph level, each against a deep copy of itself with its
+  regions compiled, in train mode on the same batch — outputs, losses, every gradient and the
+  BatchNorm statistics equal within float32 tolerance; then interleaved epochs over batches of
+  two sizes, which must not compile anything new (no recompilation per batch), report
+  compiled/eager epoch time and the compile warm-up. SKIP, with the reason, where compiling
+  cannot work (no Triton, an old torch): training then runs eagerly.
 * ``main_<task>``: each main script, 2 epochs on tiny data with ``--gpu_id 0`` (the results say
   cuda), then ``evaluate_checkpoint.py --use_gpu`` reproducing the run's metrics.
 * ``sweep``: a one-cell sweep with ``--gpus 0``.
-* ``benchmark``: ``scripts/benchmark.py --device cuda`` prints its ratios and s/epoch.
+* ``benchmark``: ``scripts/benchmark.py --device cuda`` prints its ratios, AutoGCN/GCN in the
+  default mode and compiled/eager per model.
 
 The checks are also collected by ``tests/test_gpu.py`` (skipped where CUDA is absent).
 """
@@ -30,6 +39,7 @@ if not __package__:  # run as a file: python scripts/gpu_check.py
 import importlib.util
 import itertools
 import json
+import math
 import platform
 import subprocess
 import sys
@@ -279,6 +289,156 @@ def check_models(device: str = "cuda") -> str:
     return f"{count} model x task-level pairs, one SGD step each, float64"
 
 
+#: The published configs the compiled check builds, each on SBM_CLUSTER graphs: a node-level
+#: net and a graph-level one (mean readout, one regression output).
+COMPILED_CONFIGS = {"node": "configs/SBMs_node_clustering_{}_CLUSTER.json",
+                    "graph": "configs/molecules_graph_regression_{}_ZINC.json"}
+#: Largest difference allowed between compiled and eager, relative to the largest magnitude of
+#: the tensor compared (of all gradients, for a gradient): float32 sums over thousands of nodes
+#: and eight layers, in another order in the fused kernels, differ by far more than a rounding.
+F32_SCALED = 1e-3
+
+
+def check_compiled(device: str = "cuda", graphs: int = 256, epochs: int = 3,
+                   models: tuple[str, ...] = ("AUTOGCN", "GCN")) -> str:
+    """Compiled against eager (``train/compilation.py``) on ``device``: per model and task level,
+    a net at its published config and a deep copy with its regions compiled, in train mode on
+    the same batch, give equal outputs, losses, gradients and BatchNorm statistics (float32
+    tolerance); then ``epochs`` interleaved Adam epochs over ``graphs`` SBM_CLUSTER graphs in
+    two batches of different sizes time both, and no graph may be compiled during them (a
+    recompilation per batch shape). Reports compiled/eager epoch time and the warm-up (the
+    compiled net's first step less its typical one)."""
+    import copy
+    import statistics
+
+    import torch
+    import torch._inductor.config
+
+    from data.sbm import generate_sbm_split, sbm_config
+    from nets.gnn_net import NetIO
+    from nets.registry import build_net, uses_self_loops
+    from scripts.benchmark import make_batches
+    from train import compilation
+    from train.config import load_config
+
+    dev = torch.device(device)
+    why_not = compilation.unavailable(dev)
+    if why_not is not None:
+        raise Skip(f"compiling is unavailable on {device} ({why_not}): runs train eagerly")
+    sbm = sbm_config("SBM_CLUSTER")
+    split = generate_sbm_split("SBM_CLUSTER", "train", n=max(graphs, 2))
+    sizes = max(graphs * 2 // 3, 1)  # two batches of different sizes (dynamic shapes)
+    notes, worst = [], 0.0
+    # dropout masks drawn as eager draws them, should a config use dropout
+    with torch._inductor.config.patch(fallback_random=True):
+        for (level, pattern), model in itertools.product(COMPILED_CONFIGS.items(), models):
+            cfg = load_config(ROOT / pattern.format(model))
+            data = split.with_self_loops() if uses_self_loops(model, cfg["net_params"]) \
+                else split
+            batches = make_batches(data, sizes, dev)
+            io = NetIO(level, "embedding", sbm.vocab_size, sbm.num_classes if level == "node"
+                       else 1)
+            torch.manual_seed(0)
+            net = build_net(model, io, cfg["net_params"]).to(dev)
+            twin = copy.deepcopy(net)
+            compilation.compile_regions(twin, dev)
+            what = f"{model} {level}"
+            first, diff = _same_step(net, twin, batches[0], dev, what)
+            worst = max(worst, diff)
+            times = _timed_epochs({"eager": net, "compiled": twin}, batches, epochs, dev,
+                                  what)
+            eager, comp = (statistics.median(times[k]) for k in ("eager", "compiled"))
+            warm = max(first - comp / len(batches), 0.0)
+            notes.append(f"{what} compiled/eager {comp / eager:.2f} ({eager / comp:.2f}x), "
+                         f"warm-up {warm:.1f} s")
+    return (f"outputs, gradients and BatchNorm statistics equal (largest difference "
+            f"{worst:.1e} of scale); {'; '.join(notes)}")
+
+
+def _same_step(net, twin, batch, dev, what: str) -> tuple[float, float]:
+    """One forward and backward of ``net`` and of its compiled ``twin`` on ``batch``, compared
+    (outputs, loss, every gradient, BatchNorm statistics); returns the compiled step's seconds
+    (its first call compiles) and the largest difference relative to the tensor's scale."""
+    import torch
+
+    from scripts.benchmark import timed
+
+    g, h, _, snorm = batch
+    results, seconds = [], 0.0
+
+    def step(m) -> None:
+        out = m(g, h, snorm)
+        loss = (out.float() ** 2).mean()
+        loss.backward()
+        results.append((out, loss))
+
+    for m in (net, twin):
+        m.train()
+        m.zero_grad(set_to_none=True)
+        torch.manual_seed(1)
+        seconds = timed(lambda m=m: step(m), dev)
+    (out_e, loss_e), (out_c, loss_c) = results
+    # (what, compiled, eager, scale): a gradient is measured against the largest gradient of
+    # the net, as a bias before BatchNorm has a gradient that is all cancellation
+    grads = [(name, q.grad, p.grad) for (name, p), q in
+             zip(net.named_parameters(), twin.parameters(), strict=True)]
+    for name, got, want in grads:
+        assert (got is None) == (want is None), f"{what} grad {name}: only one is None"
+    grads = [g for g in grads if g[2] is not None]
+    grad_scale = max((float(want.abs().max()) for _, _, want in grads if want.numel()),
+                     default=0.0)
+    pairs = [("output", out_c, out_e, None), ("loss", loss_c, loss_e, None)]
+    pairs += [(f"grad {name}", got, want, grad_scale) for name, got, want in grads]
+    twin_buffers = dict(twin.named_buffers())
+    for name, buf in net.named_buffers():
+        if buf.is_floating_point():
+            pairs.append((f"buffer {name}", twin_buffers[name], buf, None))
+        else:  # BatchNorm's batch count
+            assert torch.equal(twin_buffers[name], buf), f"{what} buffer {name} differs"
+    worst = 0.0
+    for name, got, want, scale in pairs:
+        if not want.numel():
+            continue
+        got, want = got.detach().float(), want.detach().float()
+        scale = max(float(want.abs().max()) if scale is None else scale, 1e-12)
+        diff = float((got - want).abs().max())
+        assert math.isfinite(diff), f"{what} {name}: not finite"
+        assert diff <= F32_SCALED * scale, \
+            f"{what} {name}: differs by {diff:.2e}, {diff / scale:.1e} of the scale " \
+            f"{scale:.2e} (at most {F32_SCALED:.0e} allowed)"
+        worst = max(worst, diff / scale)
+    return seconds, worst
+
+
+def _timed_epochs(nets: dict, batches: list, epochs: int, dev, what: str
+                  ) -> dict[str, list[float]]:
+    """Adam epochs over ``batches``, the nets alternating, after one untimed epoch each;
+    seconds per net. Fails if a graph is compiled during the timed epochs."""
+    import torch
+
+    from scripts.benchmark import compile_counters, timed
+
+    opts = {k: torch.optim.Adam(m.parameters(), lr=1e-3) for k, m in nets.items()}
+    times: dict[str, list[float]] = {k: [] for k in nets}
+
+    def epoch(k: str) -> None:
+        for g, h, _, snorm in batches:
+            opts[k].zero_grad()
+            (nets[k](g, h, snorm).float() ** 2).mean().backward()
+            opts[k].step()
+
+    for k in nets:
+        epoch(k)  # untimed: the second batch size may compile
+    start = compile_counters()[0]
+    for i in range(epochs):
+        for k in (list(nets) if i % 2 else list(nets)[::-1]):
+            times[k].append(timed(lambda k=k: epoch(k), dev))
+    grown = compile_counters()[0] - start
+    assert grown == 0, f"{what}: {grown} graph(s) compiled during the timed epochs " \
+        "(a recompilation per batch shape)"
+    return times
+
+
 def _run(cmd: list[str], timeout: int = 240) -> subprocess.CompletedProcess:
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
@@ -350,17 +510,19 @@ def check_benchmark(tmp: Path) -> str:
     W.write_tiny_zinc(tmp / "bench_zinc", {"train": 128})
     proc = _run([sys.executable, "-m", "scripts.benchmark", "--device", "cuda", "--datasets",
                  "SBM_CLUSTER,ZINC", "--graphs", "128", "--epochs", "3", "--zinc_dir",
-                 str(tmp / "bench_zinc")], timeout=300)
-    ratios = [line for line in proc.stdout.splitlines() if "ratio" in line]
-    assert ratios, "no ratio printed"
-    return "; ".join(" ".join(line.split()[:9]) for line in ratios)
+                 str(tmp / "bench_zinc")], timeout=600)
+    lines = [line.split("(")[0].strip() for line in proc.stdout.splitlines()
+             if line.startswith(("AutoGCN/GCN epoch time ratio on", "compiled/eager"))]
+    assert lines, "no ratio printed"
+    return "; ".join(lines)
 
 
 # ----------------------------------------------------------------------------------- driver
 def _main(argv: list[str] | None) -> int:
     parser = ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true",
-                        help="only the in-process checks (no main scripts, sweep, benchmark)")
+                        help="only the in-process checks, compiled included (no main scripts, "
+                             "sweep, benchmark)")
     args = parser.parse_args(argv)
     try:
         import torch
@@ -378,7 +540,7 @@ def _main(argv: list[str] | None) -> int:
         checks: list[tuple[str, Callable[[], str]]] = [
             ("env", check_env), ("csr_product", check_csr_product),
             ("primitives", check_primitives), ("autogcn_layer", check_autogcn_layer),
-            ("models", check_models)]
+            ("models", check_models), ("compiled", check_compiled)]
         if not args.quick:
             for task in ("SBMs_node_classification", "molecules_graph_regression",
                          "superpixels_graph_classification", "node_classification"):

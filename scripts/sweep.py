@@ -84,8 +84,10 @@ DEFAULT_RUNS = 5
 # Options that may legitimately differ between a run and its resumption (devices, paths): they
 # are ignored when deciding whether a finished result belongs to the cell as now configured.
 # --runs too: the number of runs a result holds is compared on its own (more runs than asked for
-# is still complete; fewer is partial).
-_IGNORED_OPTIONS = ("--gpu_id", "--use_gpu", "--out_dir", "--data_dir", "--cache_dir", "--runs")
+# is still complete; fewer is partial). --compile changes how a result is computed, not what
+# (float32 rounding: docs/performance.md).
+_IGNORED_OPTIONS = ("--gpu_id", "--use_gpu", "--out_dir", "--data_dir", "--cache_dir", "--runs",
+                    "--compile")
 # In every cell folder while a sweep runs the cell: an exclusive lock held by that sweep (see
 # claim_cell), so that two sweeps on one out_root never run the same cell at once.
 CLAIM_FILE = ".sweep.claim"

@@ -11,6 +11,7 @@ own. What only CUDA can show (kernels, atomics, cuSPARSE) is left to the CUDA te
 from __future__ import annotations
 
 import copy
+import re
 
 import pytest
 import torch
@@ -66,6 +67,54 @@ def test_checks_on_cuda(check):
 @needs_cuda
 def test_environment_on_cuda():
     assert gpu_check.check_env()
+
+
+# ------------------------------------------------------------- the compiled-against-eager check
+# Compiling for real costs tens of seconds on a cold CPU cache: the CPU tests run the check's
+# own code (build, copy, compare, time, count recompilations) with compile_regions replaced by a
+# stand-in; compiled and eager agreeing on a CPU is tests/test_compilation.py's to show.
+@needs_cuda
+def test_compiled_check_on_cuda():
+    assert "equal" in gpu_check.check_compiled("cuda")
+
+
+def test_compiled_check_cpu_twin(stand_in_compiler):
+    detail = gpu_check.check_compiled("cpu", graphs=6, epochs=1)
+    assert len(stand_in_compiler) == 4  # AutoGCN and GCN, node and graph level
+    for what in ("AUTOGCN node", "GCN node", "AUTOGCN graph", "GCN graph"):
+        assert re.search(rf"{what} compiled/eager \d+\.\d+ \(\d+\.\d+x\), warm-up", detail)
+    assert "largest difference 0.0e+00" in detail  # the stand-in compiles nothing
+
+
+def test_compiled_check_fails_when_the_compiled_copy_differs(monkeypatch, stand_in_compiler):
+    from train import compilation
+
+    def perturbed(net, device=None):
+        with torch.no_grad():
+            for p in net.parameters():  # every weight 1 % larger
+                p.mul_(1.01)
+        return 1
+
+    monkeypatch.setattr(compilation, "compile_regions", perturbed)
+    with pytest.raises(AssertionError, match=r"AUTOGCN node (output|loss|grad)"):
+        gpu_check.check_compiled("cpu", graphs=6, epochs=1)
+
+
+def test_compiled_check_fails_on_a_recompilation_per_batch(monkeypatch, stand_in_compiler):
+    from scripts import benchmark
+
+    compiled = iter(range(1000))  # every look at the counters finds one more graph
+    monkeypatch.setattr(benchmark, "compile_counters", lambda: (next(compiled), 0, 0))
+    with pytest.raises(AssertionError, match="compiled during the timed epochs"):
+        gpu_check.check_compiled("cpu", graphs=6, epochs=1, models=("GCN",))
+
+
+def test_compiled_check_skips_where_compiling_cannot_work(monkeypatch):
+    from train import compilation
+
+    monkeypatch.setattr(compilation, "unavailable", lambda device: "no Triton")
+    with pytest.raises(gpu_check.Skip, match="no Triton"):
+        gpu_check.check_compiled("cpu")
 
 
 def test_without_a_gpu_the_script_says_so_in_one_line(capsys, monkeypatch):

@@ -589,6 +589,26 @@ def test_a_process_pool_ends_inside_the_interrupt_handlers(deferred):
     assert done.is_set(), "the pool's terminate() waited for workers that ignored SIGTERM"
 
 
+def test_a_forked_child_starts_with_the_default_signal_actions():
+    """Right after a fork, before the child runs any code of its own, the handlers are the
+    defaults again: a child that never runs Python again (forked while another thread held a
+    lock it then waits for) still ends on SIGTERM, which a Python-level handler could not do."""
+    with interrupts.handle_interrupts():
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: report its handlers, then leave without cleanup
+            os.close(read)
+            ok = all(signal.getsignal(s) is signal.SIG_DFL for s in interrupts.SIGNALS)
+            os.write(write, b"1" if ok else b"0")
+            os._exit(0)
+        os.close(write)
+        reported = os.read(read, 1)
+        os.close(read)
+        os.waitpid(pid, 0)
+        assert signal.getsignal(signal.SIGTERM) is interrupts._handler  # the parent keeps its
+    assert reported == b"1"
+
+
 # --------------------------------------------------------------------------- exit paths
 def _nan_epoch(monkeypatch) -> None:
     real = runner._train_epoch

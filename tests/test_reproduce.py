@@ -252,6 +252,9 @@ def test_complete_cells_are_skipped_partial_and_stale_ones_rerun(capsys, tmp_pat
     fabricate(folder, status="running", runs=1, command=recorded, name="c", started="2025-02")
     assert sweep.cell_state(folder, 5, planned_command("ablation", cell_id, tmp_path)
                             [:-2] + ["--gpu_id", "1"])[0] == "complete"
+    # nor does compiling, which changes how a result is computed, not what
+    assert sweep.cell_state(folder, 5, planned_command("ablation", cell_id, tmp_path)
+                            + ["--compile", "off"])[0] == "complete"
     (folder / "d").mkdir()
     (folder / "d" / "results.json").write_text("{not json")  # never fatal
     assert state().endswith("complete -> skip")

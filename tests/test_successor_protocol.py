@@ -162,6 +162,8 @@ class ScriptedLoop:
     """An epoch loop whose validation loss follows a script; no training happens (the weights
     stay as built), so what is tested is the runner's bookkeeping."""
 
+    steps_per_epoch = 1
+
     def __init__(self, losses: list[float]) -> None:
         self.losses, self.epoch = losses, -1
 

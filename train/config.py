@@ -31,6 +31,8 @@ from layers.gin_layer import AGGREGATORS as GIN_AGGREGATORS
 from layers.graphsage_layer import SAGE_AGGREGATORS
 from layers.propagation import READOUTS, SOURCE_DEGREES
 from train.cli import output_problem
+from train.compilation import ALIASES as COMPILE_ALIASES
+from train.compilation import SETTINGS as COMPILE_SETTINGS
 from train.stopping import EARLY_STOP_RULES
 
 
@@ -140,6 +142,11 @@ SCHEMA: dict[str, dict[str, Field]] = {
                                       "(cuDNN/cuBLAS settings included) and seeded loader "
                                       "workers, so the same seed on the same device gives "
                                       "identical metrics; slower (docs/performance.md)"),
+        "compile": Field((bool, str), "auto",
+                         "torch.compile the dense parts of the net (gates, post-processing, "
+                         "readouts): on (true), off (false) or auto (on for runs of at least "
+                         "2000 optimiser steps where the compiler works, off with "
+                         "deterministic; docs/performance.md)", COMPILE_SETTINGS, COMPILE_ALIASES),
     },
     "net_params": {
         "L": _int(4, "graph layers", 1, MAX_LAYERS),
@@ -265,11 +272,10 @@ def _check(where: str, value: Any, spec: Field) -> Any:
         if spec.default is None:
             return None
         raise ConfigError(f"{where}: expected {types[0].__name__}, got null")
-    try:
-        if value in spec.aliases:
-            return spec.aliases[value]
-    except TypeError:  # unhashable (a list): not an alias
-        pass
+    for alias, canonical in spec.aliases.items():
+        # same type too: 1 == True in Python, but the number 1 is no alias of true
+        if type(alias) is type(value) and alias == value:
+            return canonical
     if float in types and isinstance(value, int) and not isinstance(value, bool):
         value = float(value)
     if bool not in types and isinstance(value, bool):

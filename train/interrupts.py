@@ -96,6 +96,20 @@ def _handler(signum: int, frame) -> None:
     raise Interrupted(signum)
 
 
+def _defaults_in_child() -> None:
+    """In a child forked while the handlers are installed, right after the fork: the signals'
+    default actions back. ``_handler`` would end such a child too, but only once the child runs
+    Python again; a child forked while another thread held a lock (a compiler's or a writer's
+    thread) may never do so, and with a Python-level handler SIGTERM could not end it."""
+    if _State.owner is not None and _State.owner != os.getpid():
+        for sig in SIGNALS:
+            if signal.getsignal(sig) is _handler:
+                signal.signal(sig, signal.SIG_DFL)
+
+
+os.register_at_fork(after_in_child=_defaults_in_child)
+
+
 def ignore_in_worker(worker_id: int = 0) -> None:
     """A data-loader ``worker_init_fn``: the worker ignores SIGINT and SIGTERM (it runs after
     torch's own worker handlers, which would end the worker on SIGTERM)."""

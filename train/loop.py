@@ -72,6 +72,11 @@ class GraphBatches:
             for name, split in dataset.splits().items() if split is not None and len(split)
         }
 
+    @property
+    def steps_per_epoch(self) -> int:
+        """Optimiser steps per training epoch (batches)."""
+        return len(self.loaders["train"]) if "train" in self.loaders else 0
+
     def _forward(self, model: nn.Module, batch) -> tuple[torch.Tensor, torch.Tensor]:
         g, labels, snorm_n = batch
         g = g.to(self.device, non_blocking=self.non_blocking)
@@ -139,6 +144,8 @@ class FullGraph:
         self.features = features.to(device)
         self.labels = labels.to(device)
         self.splits = {k: v.to(device) for k, v in splits.items() if v is not None and len(v)}
+
+    steps_per_epoch = 1  # full batch: one optimiser step per epoch
 
     def train_epoch(self, model: nn.Module,
                     optimizer: torch.optim.Optimizer) -> tuple[float, dict[str, float]]:

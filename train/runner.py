@@ -37,6 +37,7 @@ from tqdm import tqdm
 from data.common import DataError
 from nets.gnn_net import NetIO
 from nets.registry import MODELS, build_net, count_parameters, optimizer_groups, uses_self_loops
+from train import compilation
 from train.checkpoint import save_checkpoint
 from train.cli import ArgumentParser
 from train.config import (
@@ -347,6 +348,15 @@ def train_run(task: Task, cfg: dict[str, Any], io: NetIO, loop, seed: int, index
     params = cfg["params"]
     set_seed(seed)
     model = build_net(cfg["model"], io, cfg["net_params"]).to(device)
+    compiled, why = compilation.decide(params["compile"], device,
+                                       params["epochs"] * loop.steps_per_epoch,
+                                       params["deterministic"])
+    if compiled and not compilation.compile_regions(model, device):
+        compiled, why = False, (f"off: no part of {cfg['model']} is compiled on "
+                                f"{device.type} (docs/performance.md)")
+    if index == 0:
+        log.info("compile: %s", why)
+    warm_up = compilation.WarmUp(compiled and index == 0)
     optimizer = torch.optim.Adam(optimizer_groups(model, params, cfg["net_params"]),
                                  lr=params["init_lr"],
                                  weight_decay=params["weight_decay"])
@@ -377,6 +387,7 @@ def train_run(task: Task, cfg: dict[str, Any], io: NetIO, loop, seed: int, index
             evaluated = loop.evaluate_splits(model, ["val", "test"])
             val, test = evaluated["val"], evaluated["test"]
             epoch_times.append(time.perf_counter() - t0)
+            warm_up.epoch_done(epoch_times[-1])
             for split, loss in (("training", train_loss), ("validation", val and val[0])):
                 if loss is not None and not math.isfinite(loss):
                     raise Diverged(f"run {index} (seed {seed}) diverged: the {split} loss "
@@ -426,6 +437,7 @@ def train_run(task: Task, cfg: dict[str, Any], io: NetIO, loop, seed: int, index
         "stop_reason": stop_reason, "s_per_epoch": float(np.mean(epoch_times)),
         "total_time_s": time.perf_counter() - start, "final": final,
         "peak_memory_mb": _peak_memory_mb(device), "checkpoint": str(ckpt_path.name),
+        "compiled": compilation.is_compiled(model), "compile_warmup_s": warm_up.seconds,
     }
     log.info("run %d seed %d done: %s", index, seed, json.dumps(final))
     return run

@@ -1,0 +1,198 @@
+"""``torch.compile`` for the dense parts of a net (the config's ``params.compile``).
+
+A layer spends most of its time outside its sparse products in short elementwise, memory-bound
+steps: building the filter inputs, gates, graph norm, batch norm, activation, residual. Eager
+PyTorch runs each as its own pass over memory; the compiler fuses them (C++/OpenMP loops on a
+CPU, Triton kernels on a GPU). The sparse products and the graph objects stay eager: only the
+methods a module names in its ``compiled_regions`` class attribute are compiled, and those
+take and return tensors only (the regions are listed in ``docs/performance.md``). Each region
+is compiled once for every module of its class (the compiler treats a module's parameters as
+inputs) with dynamic shapes, so batches of other sizes reuse it; a region called from another
+compiled region is traced into it.
+
+``params.compile``:
+
+* ``"on"`` (``true``): compile; ``"off"`` (``false``): eager;
+* ``"auto"`` (default): compile when the run is long enough to repay the warm-up (at least
+  :data:`MIN_STEPS` optimiser steps in all), ``params.deterministic`` is off and the toolchain
+  works, else eager.
+
+Whatever stops compiling — a torch older than :data:`MIN_TORCH`, no working C++ compiler on
+a CPU machine (or no Triton on a GPU), a region the compiler rejects while training — falls
+back to eager execution with one log line; results are the same either way (within float32
+rounding; ``tests/test_compilation.py``).
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch import nn
+
+log = logging.getLogger("autogcn")
+
+SETTINGS = ("auto", "on", "off")
+ALIASES = {True: "on", False: "off"}
+#: Nested compiled regions, compiled module parameters as inputs (one graph per class, not per
+#: instance) and its dynamic-shape handling need this release.
+MIN_TORCH = (2, 5)
+#: ``"auto"`` compiles a run of at least this many optimiser steps (epochs x batches): below
+#: it, the warm-up (tens of seconds on a CPU) costs more than the fused kernels save.
+MIN_STEPS = 2000
+#: Compiled variants allowed per region (see :func:`_raise_recompile_limit`).
+RECOMPILE_LIMIT = 64
+
+_probed: dict[str, str | None] = {}  # device type -> None (works) or why not
+
+
+def torch_version() -> tuple[int, int]:
+    major, minor = torch.__version__.split(".")[:2]
+    return int(major), int("".join(c for c in minor if c.isdigit()) or 0)
+
+
+def unavailable(device: torch.device) -> str | None:
+    """Why compiling cannot work on ``device`` here (``None``: it can). The first call per
+    device type compiles and runs a two-operation function, which finds a missing C++ compiler,
+    a broken Triton or an unsupported torch before training starts."""
+    if torch_version() < MIN_TORCH:
+        return (f"torch {torch.__version__} is older than "
+                f"{'.'.join(map(str, MIN_TORCH))}")
+    if device.type not in _probed:
+        try:
+            probe = torch.compile(lambda x: torch.sigmoid(x) * x + 1, dynamic=True)
+            probe(torch.ones(3, device=device))
+            _probed[device.type] = None
+        except Exception as err:  # any failure means eager; the reason is logged, not raised
+            _probed[device.type] = _first_line(err)
+    return _probed[device.type]
+
+
+def decide(setting: str | bool, device: torch.device, steps: int,
+           deterministic: bool = False) -> tuple[bool, str]:
+    """Whether to compile, and the reason in words, for ``params.compile = setting`` and a run
+    of ``steps`` optimiser steps. ``"auto"`` stays eager under ``params.deterministic`` (the
+    compiler's kernels and autotuning are outside what that option pins down)."""
+    setting = ALIASES.get(setting, setting)
+    if setting == "off":
+        return False, "off (params.compile)"
+    if setting == "auto" and deterministic:
+        return False, "off (auto: params.deterministic is on)"
+    if setting == "auto" and steps < MIN_STEPS:
+        return False, f"off (auto: {steps} optimiser steps, fewer than {MIN_STEPS})"
+    why_not = unavailable(device)
+    if why_not is not None:
+        return False, f"off, eager fallback: {why_not}"
+    return True, f"on ({setting})"
+
+
+def compile_regions(net: nn.Module, device: torch.device | None = None) -> int:
+    """Compile, in place, every method named by a module's ``compiled_regions``; returns how
+    many module methods were replaced. With ``device``, a class that names the device types
+    where its regions pay (``compiled_on``, e.g. ``("cuda",)``) stays eager on the others; without,
+    every region is compiled (the equality tests). :func:`eager` undoes it."""
+    _raise_recompile_limit()
+    replaced = 0
+    for module in net.modules():
+        cls = type(module)
+        if device is not None and device.type not in getattr(cls, "compiled_on", (device.type,)):
+            continue
+        for name in getattr(cls, "compiled_regions", ()):
+            setattr(module, name, _Region(module, name))
+            replaced += 1
+    return replaced
+
+
+def _raise_recompile_limit() -> None:
+    """A region gets one compiled variant per combination of what it specialises on (feature
+    width, train or eval, grad mode, which optional inputs are given); a net with several
+    widths can pass torch's default of 8 variants per region, after which the region would
+    silently run eagerly."""
+    config = torch._dynamo.config
+    name = "recompile_limit" if hasattr(config, "recompile_limit") else "cache_size_limit"
+    setattr(config, name, max(getattr(config, name), RECOMPILE_LIMIT))
+
+
+def eager(net: nn.Module) -> None:
+    """Undo :func:`compile_regions`: every module runs its own methods again."""
+    for module in net.modules():
+        for name in getattr(type(module), "compiled_regions", ()):
+            module.__dict__.pop(name, None)
+
+
+def is_compiled(net: nn.Module) -> bool:
+    """Whether any region of ``net`` runs compiled (not replaced, or fallen back to eager)."""
+    return any(getattr(m.__dict__.get(name), "compiled", None) is not None
+               for m in net.modules() for name in getattr(type(m), "compiled_regions", ()))
+
+
+class _Region:
+    """A module's method compiled; it falls back to the method itself, for good and with one
+    log line, if the compiler fails on it (an error of the compiler, not of the inputs)."""
+
+    def __init__(self, module: nn.Module, name: str) -> None:
+        self.module, self.name = module, name
+        self.eager = getattr(type(module), name).__get__(module)
+        self.compiled: Callable | None = torch.compile(self.eager, dynamic=True)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.compiled is None:
+            return self.eager(*args, **kwargs)
+        try:
+            return self.compiled(*args, **kwargs)
+        except Exception as err:
+            if not _compiler_error(err):
+                raise
+            # The compiler also reports errors of the inputs (a wrong shape) as its own: the
+            # eager call raises those itself, and the region stays compiled.
+            out = self.eager(*args, **kwargs)
+            log.warning("compile: %s.%s failed (%s); it runs eagerly from now on",
+                        type(self.module).__name__, self.name, _first_line(err))
+            self.compiled = None
+            return out
+
+    def __deepcopy__(self, memo: dict) -> _Region:
+        """The copy of a module gets its own region, bound to the copy (the compiled code is
+        shared: it takes the parameters as inputs)."""
+        module = copy.deepcopy(self.module, memo)
+        region = _Region(module, self.name)
+        if self.compiled is None:
+            region.compiled = None
+        return region
+
+
+def _compiler_error(err: BaseException) -> bool:
+    """An exception raised by the compiler stack (dynamo, AOTAutograd, inductor)."""
+    from torch._dynamo.exc import TorchDynamoException
+
+    if isinstance(err, TorchDynamoException):
+        return True
+    module = type(err).__module__ or ""
+    return module.startswith(("torch._dynamo", "torch._inductor", "torch._functorch"))
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    return f"{type(err).__name__}: {text[0] if text else ''}".rstrip(": ")
+
+
+class WarmUp:
+    """The compile warm-up, taken as how much longer the first epoch of a compiled run took
+    than the second; logged once (``seconds`` stays ``None`` for an eager run)."""
+
+    def __init__(self, active: bool) -> None:
+        self.active, self.first, self.seconds = active, None, None
+
+    def epoch_done(self, seconds: float) -> None:
+        if not self.active:
+            return
+        if self.first is None:
+            self.first = seconds
+            return
+        self.active = False
+        self.seconds = max(self.first - seconds, 0.0)
+        log.info("compile: warm-up %.1f s (first epoch %.1f s, second %.1f s)", self.seconds,
+                 self.first, seconds)
