@@ -220,9 +220,13 @@ class AutoGCNConv(nn.Module):
         if cheaper_to_propagate_first(x, (1 + n_mid) * self.in_dim,
                                       self.num_banks * (len(self.filters) + n_mid) * self.out_dim,
                                       self.order):
-            h1 = op(x)
-            return self._from_hops(x, h1, op(h1)) if n_mid else self._from_hops(x, h1)
+            return self._from_hops(*self._hops(op, x))
         return self._gated_sum(self._projected_outputs(op, x))
+
+    def _hops(self, op: Adjacency, x: Tensor) -> tuple[Tensor, ...]:
+        """``x, Ãx`` and, when the mid-pass filter is used, ``Ã²x``."""
+        h1 = op(x)
+        return (x, h1, op(h1)) if "mid" in self.filters else (x, h1)
 
     def coefficients(self) -> torch.Tensor:
         """``(banks, filters, 3)``: filter ``f``'s input is ``c0·x + c1·Ãx + c2·Ã²x``."""
@@ -250,9 +254,7 @@ class AutoGCNConv(nn.Module):
 
     def filtered_inputs(self, g: Graph, x: torch.Tensor) -> torch.Tensor:
         """The kernels applied to ``x``, before the linear maps: ``(banks, filters, N, in)``."""
-        op = normalized_adjacency(g)
-        h1 = op(x)
-        hops = [x, h1] + ([op(h1)] if "mid" in self.filters else [])
+        hops = self._hops(normalized_adjacency(g), x)
         coef = self.coefficients()[..., : len(hops)]
         return combine(coef.reshape(-1, len(hops)), hops).view(*coef.shape[:2], *x.shape)
 

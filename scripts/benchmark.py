@@ -59,7 +59,7 @@ import math
 import statistics
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -288,6 +288,14 @@ def timed(fn: Callable[[], None], device: torch.device) -> float:
     return _clock() - t0
 
 
+def rotated_rounds(items: list, repeats: int) -> Iterator:
+    """``repeats`` rounds over ``items``, each round starting one further along, so that no
+    item always runs first (after a warm-up of its own) or always follows the same one."""
+    for r in range(repeats):
+        k = r % len(items)
+        yield from items[k:] + items[:k]
+
+
 def interleaved(cands: list[Candidate], run: Callable[[Candidate], None], repeats: int,
                 device: torch.device) -> None:
     """Time each candidate's first epoch (the compile warm-up for a compiled one), then
@@ -298,12 +306,10 @@ def interleaved(cands: list[Candidate], run: Callable[[Candidate], None], repeat
         after = compile_counters()
         if c.compiled:
             c.cache = (after[1] - before[1], after[2] - before[2])
-    for r in range(repeats):
-        k = r % len(cands)
-        for c in cands[k:] + cands[:k]:
-            before = compile_counters()[0]
-            c.epoch_s.append(timed(lambda c=c: run(c), device))
-            c.recompiled += compile_counters()[0] - before
+    for c in rotated_rounds(cands, repeats):
+        before = compile_counters()[0]
+        c.epoch_s.append(timed(lambda c=c: run(c), device))
+        c.recompiled += compile_counters()[0] - before
 
 
 def peak_memory_mb(fn: Callable[[], None], device: torch.device) -> float:

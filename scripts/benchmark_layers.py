@@ -38,7 +38,7 @@ with startup("nothing was written"):  # Ctrl-C or SIGTERM while torch loads: one
     from layers.autogcn_layer import AutoGCNLayer
     from layers.gcn_layer import GCNLayer
     from layers.propagation import normalized_adjacency
-    from scripts.benchmark import CLOCKS, set_clock, timed
+    from scripts.benchmark import CLOCKS, rotated_rounds, set_clock, timed
     from train import cli, compilation
 
 WIDTHS = {"AutoGCN": 90, "GCN": 150}  # the published hidden widths on SBM_CLUSTER and ZINC
@@ -92,12 +92,9 @@ def measure(cands: dict[str, Callable[[], None]], repeats: int,
     for fn in cands.values():
         fn()
         fn()
-    names = list(cands)
-    times: dict[str, list[float]] = {name: [] for name in names}
-    for r in range(repeats):
-        k = r % len(names)
-        for name in names[k:] + names[:k]:
-            times[name].append(timed(cands[name], device))
+    times: dict[str, list[float]] = {name: [] for name in cands}
+    for name in rotated_rounds(list(cands), repeats):
+        times[name].append(timed(cands[name], device))
     return {name: statistics.median(t) for name, t in times.items()}
 
 

@@ -102,6 +102,11 @@ def test_forward_backward_every_level(model, level):
 @pytest.mark.parametrize("model", BASELINES)
 def test_single_node_graph_alone(model):
     """One graph of one node, no edges (eval mode: BatchNorm cannot train on one value)."""
+    check_single_node_graph(model)
+
+
+def check_single_node_graph(model: str) -> None:
+    """``model`` scores a batch holding one graph of one node, at the node and graph levels."""
     for io in (LEVELS["node"], LEVELS["graph_linear"]):
         net = build_net(model, io, small_params(model)).eval()
         g, snorm_n = graph_batch(io, sizes=(1,))

@@ -20,6 +20,7 @@ from torch import nn
 
 from nets.gnn_net import NetIO
 from nets.registry import build_net
+from train.cli import first_line
 from train.results import write_atomic
 
 REQUIRED = ("state_dict", "config", "io")
@@ -57,8 +58,8 @@ def load_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
         raise CheckpointError(f"{path} is not a readable checkpoint (not written by torch.save, "
                               "or it holds objects other than tensors and plain values)") from None
     except Exception as err:  # garbage makes torch.load fail in many ways, all meaning "no"
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise CheckpointError(f"{path} is not a readable checkpoint ({first[:160]})") from None
+        raise CheckpointError(f"{path} is not a readable checkpoint "
+                              f"({first_line(err)[:160]})") from None
     if not isinstance(ckpt, dict) or not set(REQUIRED) <= set(ckpt):
         what = "a plain state dict" if isinstance(ckpt, dict) and ckpt and all(
             isinstance(v, torch.Tensor) for v in ckpt.values()) else type(ckpt).__name__

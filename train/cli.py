@@ -336,6 +336,13 @@ def one_line(err: BaseException) -> str:
     return " ".join(str(err).split()) or type(err).__name__
 
 
+def first_line(err: BaseException) -> str:
+    """The first line of an exception's message (the exception's type when it has none): for
+    messages that go on with detail (torch's, the compiler's) quoted inside a line of ours."""
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
+
+
 def failure_line(err: OSError) -> str:
     """One line for a failed write or read: a full disk names the folder."""
     from train.results import WriteError

@@ -33,6 +33,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from train.cli import first_line
+
 log = logging.getLogger("autogcn")
 
 SETTINGS = ("auto", "on", "off")
@@ -87,6 +89,17 @@ def decide(setting: str | bool, device: torch.device, steps: int,
     if why_not is not None:
         return False, f"off, eager fallback: {why_not}"
     return True, f"on ({setting})"
+
+
+def prepare(net: nn.Module, name: str, setting: str | bool, device: torch.device, steps: int,
+            deterministic: bool = False) -> tuple[bool, str]:
+    """:func:`decide`, then :func:`compile_regions` when it says so; whether ``net`` (the model
+    ``name``) now runs compiled, and why in words (also when no region of it is compiled on
+    ``device``)."""
+    compiled, why = decide(setting, device, steps, deterministic)
+    if compiled and not compile_regions(net, device):
+        return False, f"off: no part of {name} is compiled on {device.type} (docs/performance.md)"
+    return compiled, why
 
 
 def compile_regions(net: nn.Module, device: torch.device | None = None) -> int:
@@ -175,8 +188,9 @@ def _compiler_error(err: BaseException) -> bool:
 
 
 def _first_line(err: BaseException) -> str:
-    text = str(err).strip().splitlines()
-    return f"{type(err).__name__}: {text[0] if text else ''}".rstrip(": ")
+    """The exception's type and the first line of its message."""
+    name, line = type(err).__name__, first_line(err)
+    return name if line == name else f"{name}: {line}"
 
 
 class WarmUp:

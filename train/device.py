@@ -6,6 +6,8 @@ import logging
 
 import torch
 
+from train.cli import first_line
+
 log = logging.getLogger(__name__)
 
 
@@ -48,6 +50,5 @@ def check_device(device: torch.device) -> None:
         torch.cuda.set_device(device)
         (torch.ones(2, device=device) * 2).sum().item()
     except (RuntimeError, AssertionError) as err:
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise DeviceError(f"{device} ({torch.cuda.get_device_name(device)}) cannot run this "
-                          f"torch build ({torch.__version__}): {first}") from None
+                          f"torch build ({torch.__version__}): {first_line(err)}") from None

@@ -39,7 +39,7 @@ from nets.gnn_net import NetIO
 from nets.registry import MODELS, build_net, count_parameters, optimizer_groups, uses_self_loops
 from train import compilation
 from train.checkpoint import save_checkpoint
-from train.cli import ArgumentParser
+from train.cli import ArgumentParser, first_line
 from train.config import (
     ConfigError,
     apply_overrides,
@@ -348,12 +348,9 @@ def train_run(task: Task, cfg: dict[str, Any], io: NetIO, loop, seed: int, index
     params = cfg["params"]
     set_seed(seed)
     model = build_net(cfg["model"], io, cfg["net_params"]).to(device)
-    compiled, why = compilation.decide(params["compile"], device,
-                                       params["epochs"] * loop.steps_per_epoch,
-                                       params["deterministic"])
-    if compiled and not compilation.compile_regions(model, device):
-        compiled, why = False, (f"off: no part of {cfg['model']} is compiled on "
-                                f"{device.type} (docs/performance.md)")
+    compiled, why = compilation.prepare(model, cfg["model"], params["compile"], device,
+                                        params["epochs"] * loop.steps_per_epoch,
+                                        params["deterministic"])
     if index == 0:
         log.info("compile: %s", why)
     warm_up = compilation.WarmUp(compiled and index == 0)
@@ -466,8 +463,7 @@ def _train_epoch(loop, model: torch.nn.Module, optimizer: torch.optim.Optimizer)
     except RuntimeError as err:
         if "use_deterministic_algorithms" not in str(err):
             raise
-        first = str(err).strip().splitlines()[0]
-        raise TrainingError(f"--deterministic: {first} (run without --deterministic, or "
+        raise TrainingError(f"--deterministic: {first_line(err)} (run without --deterministic, or "
                             "see docs/reproducing.md)") from None
 
 
