@@ -39,14 +39,30 @@ def sparse_mm(matrix: Tensor, dense: Tensor, out: Tensor | None = None,
     sparse-CSR kernels on CPU and CUDA. On the CPU ``beta=0`` never reads ``out``; on CUDA
     ``out`` is zero-filled first, since whether cuSPARSE reads an ``out`` scaled by ``beta=0``
     (``NaN · 0`` is NaN) is not part of torch's contract (``scripts/gpu_check.py`` reports what
-    the installed build does).
+    the installed build does). A matrix with more stored entries than cells is multiplied dense.
     """
+    rows, cols = matrix.shape
+    if matrix.values().numel() > rows * cols:
+        # More stored entries than cells (repeated entries in a tiny matrix: a one-node batch
+        # with several self-loops). cuSPARSE rejects such a matrix, and it is cheaper dense.
+        product = _summed_dense(matrix) @ dense
+        if out is None:
+            return product
+        return out.add_(product) if accumulate else out.copy_(product)
     if out is None:
-        out = (dense.new_zeros if dense.is_cuda else dense.new_empty)(matrix.shape[0],
-                                                                        dense.shape[1])
+        out = (dense.new_zeros if dense.is_cuda else dense.new_empty)(rows, dense.shape[1])
     elif dense.is_cuda and not accumulate:
         out.zero_()
     return torch.addmm(out, matrix, dense, beta=1 if accumulate else 0, out=out)
+
+
+def _summed_dense(matrix: Tensor) -> Tensor:
+    """The dense form of a CSR matrix, repeated entries summed."""
+    indptr, values = matrix.crow_indices(), matrix.values()
+    rows = torch.repeat_interleave(torch.arange(matrix.shape[0], device=values.device),
+                                   indptr.diff(), output_size=values.numel())
+    return values.new_zeros(matrix.shape).index_put_((rows, matrix.col_indices().long()), values,
+                                                     accumulate=True)
 
 
 class SparseProduct(torch.autograd.Function):

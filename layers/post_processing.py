@@ -34,11 +34,8 @@ class PostProcess(nn.Module):
         residual: add the layer input (only when ``in_dim == out_dim``; dense or sparse COO).
     """
 
-    #: Dense throughout: ``params.compile`` compiles it (:mod:`train.compilation`) on a GPU. On
-    #: a CPU the compiled batch norm measured slower than torch's own kernel
-    #: (``docs/performance.md``), so it stays eager there.
-    compiled_regions = ("dense",)
-    compiled_on = ("cuda",)
+    # Not a compiled region (train/compilation.py): compiled, it measured slower than torch's
+    # own kernels on the CPU and on an H200 GPU (docs/performance.md).
 
     def __init__(
         self,
@@ -70,20 +67,12 @@ class PostProcess(nn.Module):
     def forward(
         self, h_in: torch.Tensor, h: torch.Tensor, snorm_n: torch.Tensor | None = None
     ) -> torch.Tensor:
-        if not self.residual:
-            return self.dense(h, snorm_n)
-        # a sparse input (bag-of-words features) is added as a dense tensor
-        return self.dense(h, snorm_n, h_in.to_dense() if h_in.is_sparse else h_in)
-
-    def dense(self, h: torch.Tensor, snorm_n: torch.Tensor | None = None,
-              residual: torch.Tensor | None = None) -> torch.Tensor:
-        """The steps themselves, on dense tensors only (a compiled region)."""
         if self.graph_norm and snorm_n is not None:
             h = h * snorm_n
         if self.batch_norm:
             h = self.batchnorm_h(h)
         if self.activation is not None:
             h = self.activation(h)
-        if residual is not None:
-            h = residual + h
+        if self.residual:  # a sparse input (bag-of-words features) is added as a dense tensor
+            h = (h_in.to_dense() if h_in.is_sparse else h_in) + h
         return self.dropout(h)

@@ -277,10 +277,8 @@ class LinearChain(nn.Module):
     The feature transform of the release's SGC and APGCN nets (``dims`` lists all widths).
     """
 
-    #: Dense input only (sparse bag-of-words features stay eager): ``params.compile`` compiles
-    #: it on a GPU (:mod:`train.compilation`); not measured to pay on a CPU, eager there.
-    compiled_regions = ("dense",)
-    compiled_on = ("cuda",)
+    # Not a compiled region (train/compilation.py): compiled, it measured 1.55x slower than
+    # eager on an H200 GPU (docs/performance.md).
 
     def __init__(self, dims: list[int], dropout: float) -> None:
         super().__init__()
@@ -288,12 +286,6 @@ class LinearChain(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:
-        return self._chain(h) if h.is_sparse else self.dense(h)
-
-    def dense(self, h: torch.Tensor) -> torch.Tensor:
-        return self._chain(h)
-
-    def _chain(self, h: torch.Tensor) -> torch.Tensor:
         for i, layer in enumerate(self.layers):
             h = layer(feature_dropout(self.dropout, h))
             if i < len(self.layers) - 1:

@@ -2,9 +2,9 @@
 
     bash scripts/gpu_check.sh            # or: python -m scripts.gpu_check [--quick]
 
-Run from the project root on a machine with a CUDA GPU (about 5-10 minutes, much of it
-compiling). Without a GPU it says so in one line and exits 0. Exit status 1 when any check
-fails. The checks:
+Run from the project root on a machine with a CUDA GPU (about 3 minutes on an H200; longer
+with the compiler's cache empty). Without a GPU it says so in one line and exits 0. Exit
+status 1 when any check fails. The checks:
 
 * ``env``: GPU, torch, CUDA, and the packages the project needs (a missing one is named).
 * ``csr_product``: the CSR × dense product on CUDA against a dense reference — float32/64,
@@ -103,8 +103,9 @@ def check_csr_product(device: str = "cuda") -> str:
         tol = {"rtol": 1e-5, "atol": 1e-5} if dtype == torch.float32 else {}
         expected = dense @ x
         nan_out = torch.full((n, 6), float("nan"), dtype=dtype, device=device)
-        raw = torch.addmm(nan_out.clone(), m, xd, beta=0, out=nan_out.clone())
-        reads_out |= bool(torch.isnan(raw).any()) and n * nnz > 0
+        if 0 < nnz <= n * n:  # cuSPARSE takes no more entries than cells (sparse_mm goes dense)
+            raw = torch.addmm(nan_out.clone(), m, xd, beta=0, out=nan_out.clone())
+            reads_out |= bool(torch.isnan(raw).any())
         torch.testing.assert_close(sparse_mm(m, xd, out=nan_out.clone()).cpu(), expected, **tol)
         torch.testing.assert_close(sparse_mm(m, xd).cpu(), expected, **tol)
         base = torch.randn(n, 6, generator=gen, dtype=dtype)
@@ -175,8 +176,8 @@ def check_primitives(device: str = "cuda") -> str:
     for name, op in ops.items():
         grads = []
         for g, dev in ((cpu, "cpu"), (gpu, device)):
-            a = x.to(dev).requires_grad_()
-            b = w.to(dev).requires_grad_()
+            a = x.detach().to(dev).requires_grad_()  # a fresh leaf on each side
+            b = w.detach().to(dev).requires_grad_()
             out = op(g, a, b)
             out.backward(torch.ones_like(out))
             grads.append((out, a.grad, b.grad))
@@ -268,7 +269,9 @@ def check_models(device: str = "cuda") -> str:
         for g, m, dev in ((cpu, net, "cpu"), (gpu, twin, device)):
             m.train()
             opt = torch.optim.SGD(m.parameters(), lr=0.1)
-            snorm = graph_size_norm(g).double() if io.level != "single_graph" else None
+            # from the CPU graph on both sides: CUDA's float32 rsqrt differs from the CPU's by
+            # an ulp, and graph norm carries that into every gradient
+            snorm = graph_size_norm(cpu).double().to(dev) if io.level != "single_graph" else None
             out = m(g, feat.to(dev), snorm) if snorm is not None else m(g, feat.to(dev))
             loss = (out.double() ** 2).mean()
             aux = getattr(m, "auxiliary_loss", None)

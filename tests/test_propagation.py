@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from data.graph import Graph
-from layers.autograd_functions import CSR_BETA_NOTICE
+from layers.autograd_functions import CSR_BETA_NOTICE, csr_matrix, sparse_mm
 from layers.gcn_layer import GraphConv
 from layers.propagation import (
     Adjacency,
@@ -86,6 +86,36 @@ def test_graph_without_edges_propagates_zeros(n):
     assert torch.equal(out, torch.zeros(n, 3))
     out.sum().backward()
     assert torch.equal(x.grad, torch.zeros(n, 3))
+
+
+@pytest.mark.parametrize("src, dst, n", [([0, 0, 0], [0, 0, 0], 1),
+                                          ([0, 1, 1, 0, 1, 1], [1, 0, 0, 0, 1, 1], 2)])
+def test_more_edges_than_cells_match_the_dense_operator(src, dst, n):
+    # More stored entries than the matrix has cells: cuSPARSE rejects such a CSR matrix, so
+    # sparse_mm multiplies it dense (repeated edges summed), forward and backward.
+    g = Graph(torch.tensor(src), torch.tensor(dst), n)
+    op = dense_operator(g)
+    x = torch.randn(n, 3, dtype=torch.float64, requires_grad=True)
+    out = propagate(g, x)
+    close(out.detach().numpy(), op @ x.detach().numpy())
+    grad_out = torch.randn(n, 3, dtype=torch.float64)
+    out.backward(grad_out)
+    close(x.grad.numpy(), op.T @ grad_out.numpy())
+    counts = np.zeros((n, n))
+    np.add.at(counts, (np.array(dst), np.array(src)), 1.0)
+    close(aggregate(g, x.detach(), "sum").numpy(), counts @ x.detach().numpy())
+
+
+def test_sparse_mm_dense_path_writes_and_accumulates_into_out():
+    matrix = csr_matrix(torch.tensor([0, 4]), torch.tensor([0, 0, 0, 0]),
+                        torch.tensor([1.0, 2.0, 3.0, 4.0]), 1)
+    x = torch.tensor([[2.0, -1.0]])
+    out = torch.full((1, 2), float("nan"))
+    assert sparse_mm(matrix, x, out=out) is out
+    assert torch.equal(out, torch.tensor([[20.0, -10.0]]))
+    sparse_mm(matrix, x, out=out, accumulate=True)
+    assert torch.equal(out, torch.tensor([[40.0, -20.0]]))
+    assert torch.equal(sparse_mm(matrix, x), torch.tensor([[20.0, -10.0]]))
 
 
 def test_out_degree_source_normalisation_matches_dense_operator():
