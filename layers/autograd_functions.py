@@ -25,10 +25,13 @@ from torch import Tensor
 from torch.autograd.function import once_differentiable
 
 # torch announces CSR support as "beta" when a CSR tensor is first made; the two products used
-# here (CSR × dense through addmm, on CPU and CUDA) are the long-standing ones. That notice alone
-# is silenced, and only around the construction in csr_matrix (the user's own filters stay as
-# they are).
+# here (CSR × dense through addmm, on CPU and CUDA) are the long-standing ones. That notice and
+# the one below alone are silenced, and only around the construction in csr_matrix (the user's
+# own filters stay as they are).
 CSR_BETA_NOTICE = "Sparse CSR tensor support is in beta"
+#: Some torch releases (2.11, seen on a GPU machine) also announce, on every construction, that
+#: the invariant checks are off even when ``check_invariants=False`` is passed explicitly.
+CSR_INVARIANTS_NOTICE = "Sparse invariant checks are implicitly disabled"
 
 
 def sparse_mm(matrix: Tensor, dense: Tensor, out: Tensor | None = None,
@@ -154,5 +157,6 @@ def csr_matrix(indptr: Tensor, indices: Tensor, values: Tensor, n: int) -> Tenso
         indptr, indices = indptr.int(), indices.int()
     # The structure comes from Graph.csc()/csr(), valid by construction: skip the O(nnz) checks.
     with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=CSR_BETA_NOTICE, category=UserWarning)
+        for notice in (CSR_BETA_NOTICE, CSR_INVARIANTS_NOTICE):
+            warnings.filterwarnings("ignore", message=notice, category=UserWarning)
         return torch.sparse_csr_tensor(indptr, indices, values, (n, n), check_invariants=False)

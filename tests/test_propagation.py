@@ -2,6 +2,7 @@
 
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -9,7 +10,12 @@ import pytest
 import torch
 
 from data.graph import Graph
-from layers.autograd_functions import CSR_BETA_NOTICE, csr_matrix, sparse_mm
+from layers.autograd_functions import (
+    CSR_BETA_NOTICE,
+    CSR_INVARIANTS_NOTICE,
+    csr_matrix,
+    sparse_mm,
+)
 from layers.gcn_layer import GraphConv
 from layers.propagation import (
     Adjacency,
@@ -269,6 +275,22 @@ def test_csr_notice_is_silenced_only_where_the_project_makes_csr_tensors():
     theirs = run_python(setup + "torch.sparse_csr_tensor(torch.tensor([0, 1]), torch.tensor([0]),"
                                 " torch.ones(1), (1, 1), check_invariants=False)")
     assert theirs.returncode != 0 and CSR_BETA_NOTICE in theirs.stderr  # the user's own: shown
+
+
+def test_invariants_notice_of_some_torch_releases_is_silenced_in_csr_matrix(monkeypatch):
+    # torch 2.11 warns on every CSR construction, check_invariants=False or not: stand in for it
+    made = torch.sparse_csr_tensor
+
+    def noisy(*args, **kwargs):
+        warnings.warn(f"{CSR_INVARIANTS_NOTICE}. Memory errors ...", UserWarning, stacklevel=2)
+        return made(*args, **kwargs)
+
+    monkeypatch.setattr(torch, "sparse_csr_tensor", noisy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        csr_matrix(torch.tensor([0, 1]), torch.tensor([0]), torch.ones(1), 1)
+        with pytest.raises(UserWarning, match=CSR_INVARIANTS_NOTICE):  # anyone else's: shown
+            torch.sparse_csr_tensor(torch.tensor([0, 1]), torch.tensor([0]), torch.ones(1), (1, 1))
 
 
 @pytest.mark.parametrize("side", ["in", "out"])
