@@ -464,6 +464,25 @@ def with_edge_direction(ds: NodeDataset, direction: str = "symmetrised") -> Node
     return replace(ds, graph=g, info=info)
 
 
+def with_row_normalised_features(ds: NodeDataset) -> NodeDataset:
+    """``ds`` with each node's features divided by their sum where that sum exceeds 1: PyG's
+    ``NormalizeFeatures`` (``x / max(rowsum, 1)``), which the successors' code applies to every
+    dataset. Rows summing to at most 1 (PubMed's row-normalised TF-IDF, empty rows) stay as
+    they are; sparse features stay sparse."""
+    x = ds.features
+    if x.is_sparse:
+        x = x.coalesce()
+        rows = x.indices()[0]
+        sums = torch.zeros(x.shape[0], dtype=x.dtype).index_add_(0, rows, x.values())
+        scaled = x.values() / sums.clamp(min=1)[rows]
+        features = torch.sparse_coo_tensor(x.indices(), scaled, x.shape,
+                                           check_invariants=True).coalesce()
+    else:
+        features = x / x.sum(dim=1, keepdim=True).clamp(min=1)
+    info = {**ds.info, "feature_normalisation": "rows divided by max(row sum, 1)"}
+    return replace(ds, features=features, info=info)
+
+
 # --------------------------------------------------------------------------------------------
 # PubMed (Planetoid raw files)
 # --------------------------------------------------------------------------------------------

@@ -35,6 +35,7 @@ from data.node_datasets import (
     outlink_copies,
     random_split,
     with_edge_direction,
+    with_row_normalised_features,
 )
 from tests.helpers import fake_pyg_datasets
 
@@ -223,6 +224,43 @@ def test_edge_direction_as_given_keeps_the_stored_edges(tmp_path) -> None:
     assert with_edge_direction(ds, "symmetrised") is ds
     with pytest.raises(ValueError, match="edge_direction"):
         with_edge_direction(ds, "reversed")
+
+
+def expected_normalised(x: np.ndarray) -> np.ndarray:
+    """PyG's NormalizeFeatures, written out per row in float64."""
+    return np.stack([row / max(row.sum(), 1.0) for row in x.astype(np.float64)])
+
+
+@pytest.mark.parametrize("sparse", [True, False])
+def test_row_normalised_features_follow_normalize_features(sparse) -> None:
+    x = np.array([[1, 0, 1, 1], [0, 0, 0, 0], [0.2, 0.3, 0, 0], [0, 5, 0, 0]], np.float32)
+    feats = torch.tensor(x).to_sparse() if sparse else torch.tensor(x)
+    g = Graph([0, 1], [1, 0], 4)
+    ds = NodeDataset("X", g, feats, torch.zeros(4, dtype=torch.long), 2, info={"a": 1})
+    out = with_row_normalised_features(ds)
+    assert out.features.is_sparse == sparse and out.graph is g and out.info["a"] == 1
+    got = out.features.to_dense() if sparse else out.features
+    # rows summing to more than 1 sum to 1; an empty row and one summing to 0.5 stay as they are
+    np.testing.assert_allclose(got.numpy(), expected_normalised(x), rtol=1e-6)
+    assert ds.features is feats  # the input dataset is left as it was
+
+
+def test_row_normalising_pubmed_changes_nothing(real_data) -> None:
+    """PubMed's features are row-normalised by the loader already, so the successors' configs
+    (which normalise every dataset, as their code does) see the same PubMed as every other."""
+    ds = load_node_dataset("PUBMED", real_data("pubmed", "ind.pubmed.x"))
+    again = with_row_normalised_features(ds).features.coalesce()
+    before = ds.features.coalesce()
+    assert torch.equal(again.indices(), before.indices())
+    torch.testing.assert_close(again.values(), before.values(), rtol=1e-6, atol=0)
+
+
+def test_row_normalised_squirrel_rows_sum_to_one(real_data) -> None:
+    ds = load_node_dataset("SQUIRREL", real_data("squirrel", "squirrel_directed.npz"))
+    raw = ds.features.to_dense().numpy()
+    assert raw.sum(1).max() > 1  # binary bag-of-words: the option changes them
+    got = with_row_normalised_features(ds).features.to_dense().numpy()
+    np.testing.assert_allclose(got, expected_normalised(raw), rtol=1e-6)
 
 
 def test_split_ratio_option() -> None:

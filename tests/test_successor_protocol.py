@@ -142,6 +142,7 @@ def test_published_configs_set_the_official_protocol():
         rule = "val_metric_patience" if cfg["model"] == "JACOBICONV" else "val_loss_window"
         assert cfg["data"]["split"] == "balanced", path.name
         assert cfg["data"]["split_ratio"] == [0.6, 0.2, 0.2], path.name
+        assert cfg["data"]["normalize_features"] is True, path.name  # NormalizeFeatures
         assert cfg["params"]["early_stop"] == rule, path.name
         assert cfg["params"]["early_stop_patience"] == 200, path.name
         assert cfg["params"]["epochs"] == 1000 and cfg["params"]["runs"] == 10, path.name
@@ -150,6 +151,25 @@ def test_published_configs_set_the_official_protocol():
 def test_defaults_keep_todays_behaviour():
     cfg = validate({"model": "GCN", "dataset": "PUBMED"})
     assert cfg["params"]["early_stop"] == "none" and cfg["data"]["split"] == "random"
+    assert cfg["data"]["normalize_features"] is False
+
+
+@pytest.mark.parametrize("normalise", [False, True])
+def test_runner_gives_the_net_the_features_the_config_asks_for(tmp_path, normalise):
+    from data.node_datasets import load_node_dataset
+    from tests.data_writers import write_squirrel
+    from train.runner import load_data
+
+    write_squirrel(tmp_path)
+    cfg = validate({"model": "GCN", "dataset": "SQUIRREL",
+                    "data": {"data_dir": str(tmp_path), "normalize_features": normalise}})
+    info, _, make_loop = load_data(NODE, cfg)
+    seen = make_loop(0, 0, torch.device("cpu")).features.to_dense().numpy()
+    raw = load_node_dataset("SQUIRREL", tmp_path).features.to_dense().numpy()
+    assert raw.sum(1).max() > 1
+    expected = raw / np.maximum(raw.sum(1, keepdims=True), 1) if normalise else raw
+    np.testing.assert_allclose(seen, expected, rtol=1e-6)
+    assert ("feature_normalisation" in info) == normalise  # recorded in results.json
 
 
 @pytest.mark.parametrize("key,value", [("early_stop", "val_loss"), ("early_stop_patience", 0)])

@@ -249,6 +249,10 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "edge_direction": _choice("symmetrised", "single-graph node tasks: the symmetrised "
                                                  "graph, or the source's edge list as_given "
                                                  "(the release)", EDGE_DIRECTIONS),
+        "normalize_features": _bool(False, "single-graph node tasks: divide each node's "
+                                           "features by max(their sum, 1), as PyG's "
+                                           "NormalizeFeatures (the successors' code does, on "
+                                           "every dataset)"),
         "sbm_variant": _choice(None, "SBM_PATTERN only: generator variant (data/sbm.py; "
                                      "default the notebook's final settings)", SBM_VARIANTS,
                                SBM_VARIANT_ALIASES),

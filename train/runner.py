@@ -199,10 +199,16 @@ def load_data(task: Task, cfg: dict[str, Any], write_data: bool = True):
     data_cfg = cfg["data"]
     if task.level == "single_graph":
         from data.loaders import load_node_data
-        from data.node_datasets import get_split, with_edge_direction
+        from data.node_datasets import (
+            get_split,
+            with_edge_direction,
+            with_row_normalised_features,
+        )
 
         ds = with_edge_direction(load_node_data(cfg["dataset"], data_cfg),
                                  data_cfg["edge_direction"])
+        if data_cfg["normalize_features"]:
+            ds = with_row_normalised_features(ds)
         io = NetIO(task.level, task.input_kind, ds.features.shape[1], ds.num_classes)
         graph = ds.graph
         if uses_self_loops(cfg["model"], cfg["net_params"]):
