@@ -488,6 +488,16 @@ def with_row_normalised_features(ds: NodeDataset) -> NodeDataset:
 # --------------------------------------------------------------------------------------------
 
 
+class _PlanetoidUnpickler(pickle.Unpickler):
+    """Reads the Planetoid pickles, whose sparse matrices name scipy's old private module
+    ``scipy.sparse.csr`` (deprecated: scipy warns on every load, and 2.0 removes it)."""
+
+    def find_class(self, module: str, name: str):
+        if module.startswith("scipy.sparse.") and hasattr(sp, name):
+            return getattr(sp, name)
+        return super().find_class(module, name)
+
+
 def _planetoid_files(prefix: str) -> list[str]:
     return [f"ind.{prefix}.{p}" for p in PLANETOID_PARTS] + [f"ind.{prefix}.test.index"]
 
@@ -507,7 +517,7 @@ def read_planetoid(folder: str | os.PathLike, prefix: str = "pubmed") -> dict:
         for part in PLANETOID_PARTS:
             with open(folder / f"ind.{prefix}.{part}", "rb") as f:
                 # The original files are Python 2 pickles: latin1 decodes their numpy buffers.
-                objs[part] = pickle.load(f, encoding="latin1")
+                objs[part] = _PlanetoidUnpickler(f, encoding="latin1").load()
         test_idx = np.loadtxt(folder / f"ind.{prefix}.test.index", dtype=np.int64, ndmin=1)
     except Exception as exc:  # truncated pickle, bad text, unreadable file: all unusable
         raise DataError(f"cannot read Planetoid files in {folder} ({one_line(exc)})") from exc

@@ -11,6 +11,7 @@ from __future__ import annotations
 import pickle
 import sys
 import types
+import warnings
 from collections import defaultdict
 from pathlib import Path
 
@@ -253,6 +254,15 @@ def test_row_normalising_pubmed_changes_nothing(real_data) -> None:
     before = ds.features.coalesce()
     assert torch.equal(again.indices(), before.indices())
     torch.testing.assert_close(again.values(), before.values(), rtol=1e-6, atol=0)
+
+
+def test_real_planetoid_pickles_load_without_scipy_deprecation_warnings(real_data) -> None:
+    # their matrices name scipy.sparse.csr, a module scipy deprecates (and 2.0 removes)
+    folder = real_data("pubmed", "ind.pubmed.x")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ds = load_node_dataset("PUBMED", folder)
+    assert ds.num_nodes == 19717
 
 
 def test_row_normalised_squirrel_rows_sum_to_one(real_data) -> None:
