@@ -378,7 +378,7 @@ def build_candidates(dataset: str, split: GraphSplit, io: NetIO, args: argparse.
         for compiled in modes:
             twin = copy.deepcopy(net)
             if compiled:
-                compilation.compile_regions(twin, device)
+                compilation.compile_regions(twin)
             opt = torch.optim.Adam(twin.parameters(), lr=cfg["params"]["init_lr"])
             cands.append(Candidate(model, compiled, twin, batches[loops], opt))
     return cands

@@ -110,7 +110,7 @@ def epoch_seconds(model: str, dataset: str, ds: GraphDataset, io: NetIO, task: T
     for compiled in modes:
         twin = copy.deepcopy(net)
         if compiled:
-            compilation.compile_regions(twin, device)
+            compilation.compile_regions(twin)
         opt = torch.optim.Adam(twin.parameters(), lr=cfg["params"]["init_lr"])
         loop = GraphBatches(ds, task, 128, device, generator=torch.Generator().manual_seed(0))
         runs[compiled] = (twin, opt, loop)

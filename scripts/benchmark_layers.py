@@ -65,8 +65,8 @@ def candidates(graphs: int, device: torch.device) -> dict[str, Callable[[], None
     auto = AutoGCNLayer(WIDTHS["AutoGCN"], WIDTHS["AutoGCN"], residual=True).to(device)
     gcn = GCNLayer(WIDTHS["GCN"], WIDTHS["GCN"], residual=True).to(device)
     auto_c, gcn_c = copy.deepcopy(auto), copy.deepcopy(gcn)
-    compilation.compile_regions(auto_c, device)
-    compilation.compile_regions(gcn_c, device)
+    compilation.compile_regions(auto_c)
+    compilation.compile_regions(gcn_c)
     inputs = torch.randn(3, n, WIDTHS["AutoGCN"], device=device, requires_grad=True)
 
     def auto_floor() -> None:

@@ -344,7 +344,7 @@ def check_compiled(device: str = "cuda", graphs: int = 256, epochs: int = 3,
             torch.manual_seed(0)
             net = build_net(model, io, cfg["net_params"]).to(dev)
             twin = copy.deepcopy(net)
-            compilation.compile_regions(twin, dev)
+            compilation.compile_regions(twin)
             what = f"{model} {level}"
             first, diff = _same_step(net, twin, batches[0], dev, what)
             worst = max(worst, diff)

@@ -60,5 +60,5 @@ def stand_in_compiler(monkeypatch) -> list:
     given: list = []
     monkeypatch.setattr(compilation, "unavailable", lambda device: None)
     monkeypatch.setattr(compilation, "compile_regions",
-                        lambda net, device=None: given.append(net) or 1)
+                        lambda net: given.append(net) or 1)
     return given

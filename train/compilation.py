@@ -94,26 +94,20 @@ def decide(setting: str | bool, device: torch.device, steps: int,
 def prepare(net: nn.Module, name: str, setting: str | bool, device: torch.device, steps: int,
             deterministic: bool = False) -> tuple[bool, str]:
     """:func:`decide`, then :func:`compile_regions` when it says so; whether ``net`` (the model
-    ``name``) now runs compiled, and why in words (also when no region of it is compiled on
-    ``device``)."""
+    ``name``) now runs compiled, and why in words (also when it has no compiled region)."""
     compiled, why = decide(setting, device, steps, deterministic)
-    if compiled and not compile_regions(net, device):
-        return False, f"off: no part of {name} is compiled on {device.type} (docs/performance.md)"
+    if compiled and not compile_regions(net):
+        return False, f"off: no part of {name} is compiled (docs/performance.md)"
     return compiled, why
 
 
-def compile_regions(net: nn.Module, device: torch.device | None = None) -> int:
+def compile_regions(net: nn.Module) -> int:
     """Compile, in place, every method named by a module's ``compiled_regions``; returns how
-    many module methods were replaced. With ``device``, a class that names the device types
-    where its regions pay (``compiled_on``, e.g. ``("cuda",)``) stays eager on the others; without,
-    every region is compiled (the equality tests). :func:`eager` undoes it."""
+    many module methods were replaced. :func:`eager` undoes it."""
     _raise_recompile_limit()
     replaced = 0
     for module in net.modules():
-        cls = type(module)
-        if device is not None and device.type not in getattr(cls, "compiled_on", (device.type,)):
-            continue
-        for name in getattr(cls, "compiled_regions", ()):
+        for name in getattr(type(module), "compiled_regions", ()):
             setattr(module, name, _Region(module, name))
             replaced += 1
     return replaced
