@@ -4,7 +4,7 @@
 
 The checkpoint carries its resolved config, so the same data and net are rebuilt; data options
 (--data_dir, --data_source, --max_graphs, --cache_dir) can point at another copy of the data.
-Nothing is written. Exit codes as every entry point (``train/cli.py``): 0, 2 for bad input (an
+Nothing is written. Exit codes as every entry point (``train/errors.py``): 0, 2 for bad input (an
 unusable checkpoint, missing data; one line ``error: ...``), 1 for a failure, 130 on Ctrl-C.
 """
 
@@ -18,13 +18,14 @@ from collections.abc import Sequence
 
 from train.interrupts import startup
 
-with startup("nothing was written"):  # Ctrl-C while torch loads: one line, 130
+with startup():
     from data.loaders import SOURCE_CHOICES
     from nets.registry import MODELS
     from train import cli
-    from train.checkpoint import CheckpointError, load_checkpoint, model_from_checkpoint
+    from train.checkpoint import load_checkpoint, model_from_checkpoint
     from train.config import apply_overrides, validate
     from train.device import check_device, select_device
+    from train.errors import CheckpointError, one_line, run_tool
     from train.runner import load_data
     from train.tasks import Task, task_for_dataset
 
@@ -68,7 +69,7 @@ def _checkpoint_task(path: str, ckpt: dict) -> Task:
     try:
         return task_for_dataset(cfg["dataset"])
     except ValueError as err:
-        raise CheckpointError(f"{path}: its config: {cli.one_line(err)}") from None
+        raise CheckpointError(f"{path}: its config: {one_line(err)}") from None
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -92,7 +93,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line; returns the exit code (0, 2 bad input, 1 failure, 130/143)."""
-    return cli.run_tool(_main, argv, interrupted="nothing was written")
+    return run_tool(_main, argv, interrupted="nothing was written")
 
 
 if __name__ == "__main__":

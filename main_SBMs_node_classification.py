@@ -6,13 +6,7 @@
 The SBM graphs are generated into --data_dir (default ./datasets) on first use.
 """
 
-import sys
-
-from train.interrupts import startup
-
-with startup("stopped before training started"):  # Ctrl-C while torch loads
-    from train.runner import main
-    from train.tasks import SBM
+from train.entry import run
 
 if __name__ == "__main__":
-    sys.exit(main(SBM, description=__doc__))
+    run("SBM", __doc__)

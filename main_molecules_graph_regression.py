@@ -7,13 +7,7 @@ DIR holds the benchmarking-gnns molecule pickles (train.pickle, val.pickle, test
 missing split is reported and skipped. ``--data_source dgl`` downloads DGL's ZINCDataset instead.
 """
 
-import sys
-
-from train.interrupts import startup
-
-with startup("stopped before training started"):  # Ctrl-C while torch loads
-    from train.runner import main
-    from train.tasks import ZINC
+from train.entry import run
 
 if __name__ == "__main__":
-    sys.exit(main(ZINC, description=__doc__))
+    run("ZINC", __doc__)

@@ -9,13 +9,7 @@ Each run draws its own random split (60/20/20 PubMed, 2:1:1 the others); ``--spl
 the published split files instead (run i uses split i).
 """
 
-import sys
-
-from train.interrupts import startup
-
-with startup("stopped before training started"):  # Ctrl-C while torch loads
-    from train.runner import main
-    from train.tasks import NODE
+from train.entry import run
 
 if __name__ == "__main__":
-    sys.exit(main(NODE, description=__doc__))
+    run("NODE", __doc__)

@@ -8,13 +8,7 @@ graphs are built once into --cache_dir (default ~/.cache/autogcn/superpixels) an
 ``--data_source dgl`` downloads DGL's prebuilt superpixel datasets instead.
 """
 
-import sys
-
-from train.interrupts import startup
-
-with startup("stopped before training started"):  # Ctrl-C while torch loads
-    from train.runner import main
-    from train.tasks import SUPERPIXELS
+from train.entry import run
 
 if __name__ == "__main__":
-    sys.exit(main(SUPERPIXELS, description=__doc__))
+    run("SUPERPIXELS", __doc__)

@@ -15,6 +15,7 @@ Every loader in ``data/`` returns a :class:`GraphDataset`: three :class:`GraphSp
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -26,6 +27,22 @@ from data.graph import Graph
 
 class DataError(RuntimeError):
     """Data is missing or malformed; the message says what and how to get it."""
+
+
+# Where datasets live when no --data_dir is given (SBM files are generated there, the others in
+# a folder per dataset, PyG downloads under pyg/).
+DEFAULT_DATA_ROOT = os.environ.get("AUTOGCN_DATA", "datasets")
+
+
+def pick_source(dataset: str, source: str | None, valid: Sequence[str]) -> str:
+    """``source`` if ``dataset`` offers it (``valid``, its default first; None: the default),
+    else a DataError listing what it offers."""
+    if source is None:
+        return valid[0]
+    if source not in valid:
+        raise DataError(f"data_source {source!r} is not available for {dataset}; valid: "
+                        f"{', '.join(valid)}")
+    return source
 
 
 def one_line(exc: BaseException, limit: int = 160) -> str:

@@ -1,4 +1,8 @@
-"""Files the project writes: one atomic write, graph packs, and file sets of saved datasets.
+"""Files the project writes: path checks, one atomic write, graph packs, and file sets.
+
+**Path checks.** :func:`output_problem` says, before anything is written, why a file or folder
+cannot be written at a path (a file on the way, a broken symbolic link, an over-long name, an
+unwritable folder); the command lines and the config use it on every output and data path.
 
 **Atomic writes.** Every file (result files, checkpoints, generated data, caches, reports) is
 written by :func:`write_atomic`: to a temporary name beside the target, then renamed over it
@@ -34,7 +38,7 @@ import errno
 import io
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,6 +49,7 @@ from torch import Tensor
 
 from data.common import DataError, one_line
 from data.graph import Graph
+from data.interop import download, from_pyg, require_pyg
 
 FREE_SPACE = "free some space there"
 FULL_DISK = (errno.ENOSPC, errno.EDQUOT)  # errno of a full disk or an exceeded quota
@@ -89,6 +94,101 @@ def write_atomic(path: str | os.PathLike, content: str | bytes | memoryview,
         if isinstance(err, OSError) and not isinstance(err, WriteError):
             raise write_error(err, path, remedy) from None
         raise
+
+
+def _limit(path: Path, name: str, default: int) -> int:
+    try:
+        return int(os.pathconf(path, name))
+    except (OSError, ValueError):
+        return default
+
+
+def link_problem(path: Path) -> str | None:
+    """Why ``path`` cannot be reached: the first symbolic link on its way up (``path``
+    included) that cannot be followed, a loop or a link to nothing, with the system's reason;
+    else None. Such a path does not "exist", so it would pass as a folder to be created and
+    ``mkdir`` would then fail with "File exists"."""
+    p = path
+    while not os.path.exists(p) and p != p.parent:
+        if os.path.islink(p):
+            try:
+                os.stat(p)
+            except OSError as err:
+                if err.errno == errno.ELOOP:
+                    return f"{p} is a symbolic link loop ({err.strerror})"
+                return (f"{p} is a symbolic link to {os.readlink(p)}, which cannot be "
+                        f"followed ({err.strerror})")
+            return None  # repaired meanwhile
+        p = p.parent
+    return None
+
+
+def output_problem(path: str | os.PathLike, kind: str, suffixes: Sequence[str] | None = None,
+                   writable: bool = True) -> str | None:
+    """Why a ``kind`` (``"file"`` or ``"folder"``) cannot be written at ``path``, or ``None``.
+
+    Nothing is created: the check looks at the nearest existing folder on the way (``~`` is
+    expanded). Empty names, names longer than the file system allows, a folder given for a file
+    (or a file for a folder; ``suffixes``: the endings a file name may have), a file or a
+    broken link on the way, and (``writable``) unwritable folders are problems."""
+    text = os.fspath(path)
+    if not text.strip():
+        return "must not be empty"
+    if "\0" in text:
+        return "contains a NUL character"
+    out = Path(os.path.expanduser(text)).absolute()
+    link = link_problem(out)
+    if link:
+        return link if Path(text) == out else f"{text}: {link}"
+    # a file's folder must be one; the file itself may exist (it is replaced)
+    existing = out.parent if kind == "file" else out
+    while not os.path.exists(existing) and existing != existing.parent:
+        existing = existing.parent
+    name_max = _limit(existing, "PC_NAME_MAX", 255)
+    long = [p for p in out.parts if len(os.fsencode(p)) > name_max]
+    if long:
+        return (f"the name {long[0][:40]}... is longer than the {name_max} bytes a file name may "
+                "have here")
+    if len(os.fsencode(str(out))) >= _limit(existing, "PC_PATH_MAX", 4096):
+        return f"the path is too long ({len(str(out))} characters)"
+    if kind == "file":
+        if os.path.isdir(out) or text.endswith(("/", os.sep)):
+            example = "out" + (suffixes[0] if suffixes else "")
+            return f"{text} is a folder; give a file name, e.g. {Path(text) / example}"
+        if suffixes and out.suffix.lower() not in suffixes:
+            return f"{text}: the file name must end in {', '.join(suffixes)}"
+    elif os.path.exists(out) and not os.path.isdir(out):
+        return f"{text} is a file, not a folder"
+    if not os.path.isdir(existing):
+        return f"{text}: {existing} is a file, not a folder"
+    if not writable:
+        return None
+    if kind == "file" and os.path.exists(out):
+        return None if os.access(out, os.W_OK) else f"{text} exists and is not writable"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"{text} is not writable" + ("" if existing == out else
+                                            f" (its folder {existing} is not writable)")
+    return None
+
+
+def pyg_benchmark(name: str, root: Path, max_graphs: int | None, dataset: str,
+                  offline: str) -> Iterator[tuple[str, list[tuple[Any, Graph]]]]:
+    """PyG's ``GNNBenchmarkDataset`` ``name`` (``PATTERN``, ``MNIST``...) under ``root``,
+    downloaded there on first use: each split with its first ``max_graphs`` samples, every one
+    as PyG's sample and its :class:`Graph`. ``dataset`` names ours in messages; ``offline`` says
+    what to do instead when the download fails."""
+    datasets = require_pyg(f"{dataset} with --data_source pyg")
+    for split in ("train", "val", "test"):
+        ds = download(f"torch_geometric.datasets.GNNBenchmarkDataset(root={str(root)!r}, "
+                      f"name={name!r}, split={split!r})",
+                      lambda split=split: datasets.GNNBenchmarkDataset(
+                          root=str(root), name=name, split=split), offline)
+        n = len(ds) if max_graphs is None else min(int(max_graphs), len(ds))
+        samples = []
+        for i in range(n):
+            data = ds[i]
+            samples.append((data, from_pyg(data)))
+        yield split, samples
 
 
 # --------------------------------------------------------------------------------------------

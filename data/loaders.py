@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from data.common import DataError, GraphDataset
+from data.common import DEFAULT_DATA_ROOT, DataError, GraphDataset, pick_source
 from data.node_datasets import (
     NODE_SOURCES,
     NodeDataset,
@@ -29,8 +29,6 @@ from data.node_datasets import (
     load_node_dataset,
     node_dataset_key,
 )
-
-DEFAULT_DATA_ROOT = os.environ.get("AUTOGCN_DATA", "datasets")
 
 # Batched-graph datasets; the first source is the default.
 GRAPH_SOURCES: dict[str, tuple[str, ...]] = {
@@ -62,13 +60,23 @@ def _node_key(dataset: str) -> str:
 
 def resolve_data_source(dataset: str, source: str | None) -> str:
     """``source`` checked against what ``dataset`` offers (None: its default)."""
-    valid = data_sources(dataset)
-    if source is None:
-        return valid[0]
-    if source not in valid:
-        raise DataError(f"data_source {source!r} is not available for {dataset}; valid: "
-                        f"{', '.join(valid)}")
-    return source
+    return pick_source(dataset, source, data_sources(dataset))
+
+
+# The config's data keys each kind of dataset takes (data_dir and data_source: all of them); a
+# key set for another dataset is refused (train.config.check_applies), never silently ignored.
+_BATCHED_OPTIONS = ("max_graphs", "loader_workers")
+_DATA_OPTIONS: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(("SBM_CLUSTER", "SBM_PATTERN"), _BATCHED_OPTIONS + ("sbm_variant",)),
+    "ZINC": _BATCHED_OPTIONS,
+    **dict.fromkeys(("MNIST", "CIFAR10"), _BATCHED_OPTIONS + ("cache_dir", "workers")),
+}
+_NODE_OPTIONS = ("split", "split_ratio", "edge_direction", "normalize_features")
+
+
+def data_options(dataset: str) -> frozenset[str]:
+    """The config's ``data`` keys that loading ``dataset`` (a valid name) uses."""
+    return frozenset(("data_dir", "data_source") + _DATA_OPTIONS.get(dataset, _NODE_OPTIONS))
 
 
 def default_data_dir(dataset: str) -> str:
@@ -130,7 +138,7 @@ def load_node_data(dataset: str, data_cfg: dict[str, Any]) -> NodeDataset:
     says (``data_dir``, ``data_source``); the split the config asks for (``split``,
     ``split_ratio``) is checked here, before any run starts, to give every run training
     nodes."""
-    source = resolve_data_source(dataset, data_cfg.get("data_source"))
-    ds = load_node_dataset(dataset, data_cfg.get("data_dir"), source)
+    ds = load_node_dataset(_node_key(dataset), data_cfg.get("data_dir"),
+                           data_cfg.get("data_source"))
     check_split_sizes(ds, data_cfg.get("split") or "random", data_cfg.get("split_ratio"))
     return ds

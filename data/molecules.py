@@ -260,3 +260,11 @@ def load_zinc(
     ds.info = {"source": source, "data_dir": str(folder), "max_graphs": max_graphs,
                "load_time_s": time.perf_counter() - t0, "splits": zinc_statistics(ds)}
     return ds
+
+
+if __name__ == "__main__":  # it printed statistics once; scripts/diagnose.py does that now
+    import sys
+
+    print("error: python -m data.molecules no longer runs; for the statistics: "
+          "python -m scripts.diagnose --dataset ZINC --data_dir DIR", file=sys.stderr)
+    sys.exit(2)

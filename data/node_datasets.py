@@ -58,7 +58,14 @@ import scipy.sparse as sp
 import torch
 from torch import Tensor
 
-from data.common import DataError, check_finite, check_range, one_line
+from data.common import (
+    DEFAULT_DATA_ROOT,
+    DataError,
+    check_finite,
+    check_range,
+    one_line,
+    pick_source,
+)
 from data.graph import Graph
 from data.interop import download, from_dgl, from_pyg, require_dgl, require_pyg
 
@@ -566,7 +573,7 @@ def read_planetoid(folder: str | os.PathLike, prefix: str = "pubmed") -> dict:
 
 
 def _pyg_root(data_dir: str | os.PathLike | None) -> str:
-    base = os.environ.get("AUTOGCN_DATA", "datasets") if data_dir is None else data_dir
+    base = DEFAULT_DATA_ROOT if data_dir is None else data_dir
     return str(Path(base).expanduser() / "pyg")
 
 
@@ -1049,8 +1056,12 @@ def load_node_dataset(name: str, data_dir: str | os.PathLike | None,
     """Load one of :data:`NODE_DATASETS` (case-insensitive; '-' and '_' alike) from ``source``
     (default ``"raw"``; :data:`NODE_SOURCES` lists what each dataset accepts)."""
     key = node_dataset_key(name)
-    source = source or "raw"
-    if source not in NODE_SOURCES[key]:
-        raise DataError(f"data_source {source!r} is not available for {key}; valid: "
-                        f"{', '.join(NODE_SOURCES[key])}")
-    return _LOADERS[key](data_dir, source=source)
+    return _LOADERS[key](data_dir, source=pick_source(key, source, NODE_SOURCES[key]))
+
+
+if __name__ == "__main__":  # it printed statistics once; scripts/diagnose.py does that now
+    import sys
+
+    print("error: python -m data.node_datasets no longer runs; for the statistics: "
+          "python -m scripts.diagnose --dataset PUBMED --data_dir DIR", file=sys.stderr)
+    sys.exit(2)

@@ -83,9 +83,9 @@ import torch
 from tqdm import tqdm
 
 from data.common import DataError, GraphDataset, GraphSplit, check_graph_split
-from data.files import FileSet, GraphPack, PackError, smallest_uint, unpack_graphs
+from data.files import FileSet, GraphPack, PackError, pyg_benchmark, smallest_uint, unpack_graphs
 from data.graph import Graph
-from data.interop import download, from_dgl, from_pyg, require_dgl, require_pyg
+from data.interop import download, from_dgl, require_dgl
 
 logger = logging.getLogger(__name__)
 
@@ -632,22 +632,22 @@ def feature_ids(x: torch.Tensor, vocab_size: int, where: str = "node features") 
 
 def _load_from_pyg(cfg: SBMConfig, data_dir: Path, max_graphs: int | None,
                    progress: bool) -> GraphDataset:
-    datasets = require_pyg(f"{cfg.name} with --data_source pyg")
     pyg_name = cfg.name.removeprefix("SBM_")
     root = data_dir / "pyg"
     splits = {}
-    for split in SPLITS:
-        ds = download(f"torch_geometric.datasets.GNNBenchmarkDataset(root={str(root)!r}, "
-                      f"name={pyg_name!r}, split={split!r})",
-                      lambda split=split: datasets.GNNBenchmarkDataset(
-                          root=str(root), name=pyg_name, split=split),
-                      "use --data_source generate to build it locally")
-        n = len(ds) if max_graphs is None else min(int(max_graphs), len(ds))
-        graphs = []
-        for i in range(n):
-            data = ds[i]
-            g = from_pyg(data)
-            feat = feature_ids(g.ndata["feat"], cfg.vocab_size, f"PyG {pyg_name} node features")
-            graphs.append(_runtime_graph(g, feat, torch.as_tensor(data.y)))
+    for split, samples in pyg_benchmark(pyg_name, root, max_graphs, cfg.name,
+                                        "use --data_source generate to build it locally"):
+        graphs = [_runtime_graph(g, feature_ids(g.ndata["feat"], cfg.vocab_size,
+                                                f"PyG {pyg_name} node features"),
+                                 torch.as_tensor(data.y)) for data, g in samples]
         splits[split] = _to_split(graphs)
     return _dataset_from(cfg, splits, "pyg", root)
+
+
+if __name__ == "__main__":  # it printed statistics once; scripts/diagnose.py does that now
+    import sys
+
+    print("error: python -m data.sbm no longer runs; for the statistics: "
+          "python -m scripts.diagnose --sizes_only --dataset SBM_CLUSTER --data_dir DIR",
+          file=sys.stderr)
+    sys.exit(2)

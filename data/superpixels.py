@@ -97,9 +97,9 @@ from data.common import (
     check_graph_split,
     check_range,
 )
-from data.files import FileSet, GraphPack, PackError, pack_graphs, unpack_graphs
+from data.files import FileSet, GraphPack, PackError, pack_graphs, pyg_benchmark, unpack_graphs
 from data.graph import Graph
-from data.interop import download, from_dgl, from_pyg, require_dgl, require_pyg
+from data.interop import download, from_dgl, require_dgl
 
 log = logging.getLogger(__name__)
 
@@ -553,19 +553,11 @@ def _load_dgl(name: str, data_dir: Path, max_graphs: int | None) -> dict[str, Gr
 
 
 def _load_pyg(name: str, data_dir: Path, max_graphs: int | None) -> dict[str, GraphSplit]:
-    datasets = require_pyg(f"{name} with --data_source pyg")
-    root = data_dir / "pyg"
     splits = {}
-    for split in SPLITS:
-        ds = download(f"torch_geometric.datasets.GNNBenchmarkDataset(root={str(root)!r}, "
-                      f"name={name!r}, split={split!r})",
-                      lambda split=split: datasets.GNNBenchmarkDataset(
-                          root=str(root), name=name, split=split),
-                      "use --data_source raw with the raw images")
+    for split, samples in pyg_benchmark(name, data_dir / "pyg", max_graphs, name,
+                                        "use --data_source raw with the raw images"):
         graphs, labels = [], []
-        for i in _head(ds, 0, len(ds), max_graphs):
-            data = ds[i]
-            g = from_pyg(data)
+        for data, g in samples:
             # PyG keeps the intensity/RGB in x and the centre in pos; ours is their concatenation.
             parts = [g.ndata[k].float().reshape(g.num_nodes(), -1)
                      for k in ("feat", "pos") if k in g.ndata]
@@ -701,3 +693,12 @@ def _load_raw(name: str, data_dir: Path, cache: Path, params: SuperpixelParams,
                     "will be rebuilt next time", name, cache, " ".join(str(exc).split()))
     info.update(from_cache=False, build_time_s=build_time, split_build_time_s=times)
     return splits
+
+
+if __name__ == "__main__":  # it printed statistics once; scripts/diagnose.py does that now
+    import sys
+
+    print("error: python -m data.superpixels no longer runs; for the statistics: "
+          "python -m scripts.diagnose --sizes_only --dataset MNIST --data_dir DIR",
+          file=sys.stderr)
+    sys.exit(2)

@@ -20,11 +20,8 @@ from functools import partial
 import torch
 from torch import nn
 
+from autogcn import BernNetProp, ChebNetIIProp, GPRGNNProp, JacobiConvProp
 from data.graph import Graph
-from layers.bernnet_layer import BernNetProp
-from layers.chebnetii_layer import ChebNetIIProp
-from layers.gprgnn_layer import GPRGNNProp
-from layers.jacobi_layer import JacobiConvProp
 from layers.poly_filter import PolyFilterLayer, PolynomialFilter
 from nets.baselines import LinearChain
 from nets.gnn_net import GNNNet, NetIO

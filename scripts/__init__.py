@@ -4,4 +4,4 @@ as files, ``python scripts/sweep.py node --dry-run`` (see :mod:`scripts._project
 
 Every tool checks its options when the command line is parsed (``train/cli.py``) and exits as
 the main scripts do: 0 success, 2 bad input (one line ``error: ...``), 1 failure, 130 Ctrl-C,
-143 SIGTERM."""
+143 SIGTERM (``train/errors.py``)."""

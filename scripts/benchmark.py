@@ -65,7 +65,7 @@ from pathlib import Path
 
 from train.interrupts import startup
 
-with startup("nothing was written"):  # Ctrl-C or SIGTERM while torch loads: one line
+with startup():
     import torch
     from torch import nn
 
@@ -74,6 +74,7 @@ with startup("nothing was written"):  # Ctrl-C or SIGTERM while torch loads: one
     from nets.registry import build_net, count_parameters, uses_self_loops
     from train import cli, compilation
     from train.config import load_config
+    from train.errors import run_tool
     from train.tasks import SBM, SUPERPIXELS, ZINC, Task
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -513,7 +514,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line; returns the exit code (0, 2 bad input, 1 failure, 130/143)."""
-    return cli.run_tool(_main, argv)
+    return run_tool(_main, argv)
 
 
 if __name__ == "__main__":

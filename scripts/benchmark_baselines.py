@@ -41,7 +41,7 @@ from functools import partial
 
 from train.interrupts import startup
 
-with startup("nothing was written"):  # Ctrl-C or SIGTERM while torch loads: one line
+with startup():
     import torch
 
     from data.common import DataError, GraphDataset
@@ -59,6 +59,7 @@ with startup("nothing was written"):  # Ctrl-C or SIGTERM while torch loads: one
     )
     from train import cli, compilation
     from train.config import load_config
+    from train.errors import run_tool
     from train.loop import GraphBatches
     from train.tasks import SBM, ZINC, Task
 
@@ -209,7 +210,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line; returns the exit code (0, 2 bad input, 1 failure, 130/143)."""
-    return cli.run_tool(_main, argv)
+    return run_tool(_main, argv)
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 
 from train.interrupts import startup
 
-with startup("nothing was written"):  # Ctrl-C or SIGTERM while torch loads: one line
+with startup():
     import torch
 
     from data.common import collate_graphs
@@ -40,6 +40,7 @@ with startup("nothing was written"):  # Ctrl-C or SIGTERM while torch loads: one
     from layers.propagation import normalized_adjacency
     from scripts.benchmark import CLOCKS, rotated_rounds, set_clock, timed
     from train import cli, compilation
+    from train.errors import run_tool
 
 WIDTHS = {"AutoGCN": 90, "GCN": 150}  # the published hidden widths on SBM_CLUSTER and ZINC
 
@@ -135,7 +136,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line; returns the exit code (0, 2 bad input, 1 failure, 130/143)."""
-    return cli.run_tool(_main, argv)
+    return run_tool(_main, argv)
 
 
 if __name__ == "__main__":

@@ -54,7 +54,7 @@ from typing import Any
 
 from train.interrupts import startup
 
-with startup("nothing was written"):  # Ctrl-C or SIGTERM while torch loads: one line
+with startup():
     import numpy as np
     import torch
 
@@ -72,6 +72,7 @@ with startup("nothing was written"):  # Ctrl-C or SIGTERM while torch loads: one
     from data.sbm import SBM_NAMES, SBM_VARIANT_ALIASES, SBM_VARIANTS, check_variant
     from scripts import diagnostics as dg
     from train import cli
+    from train.errors import run_tool
 
 DEFAULT_OUT = "out/diagnostics"
 LAMBDA_POINTS = 201
@@ -718,7 +719,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line; returns the exit code (0, 2 bad input, 1 failure, 130/143)."""
-    return cli.run_tool(_main, argv, interrupted=cli.DATA_INTERRUPTED)
+    return run_tool(_main, argv, interrupted=cli.DATA_INTERRUPTED)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,10 @@ status 1 when any check fails. The checks:
   two sizes, which must not compile anything new (no recompilation per batch), report
   compiled/eager epoch time and the compile warm-up. SKIP, with the reason, where compiling
   cannot work (no Triton, an old torch): training then runs eagerly.
+* ``sync_free_step``: AutoGCN and GCN at their published ZINC configs, eager and compiled, train
+  through the runner's own loop (``GraphBatches.train_step``) under
+  ``torch.cuda.set_sync_debug_mode("error")`` after a warm-up epoch: no step waits for the GPU
+  (metrics are read back once per epoch, graphs are not re-validated per batch).
 * ``main_<task>``: each main script, 2 epochs on tiny data with ``--gpu_id 0`` (the results say
   cuda), then ``evaluate_checkpoint.py --use_gpu`` reproducing the run's metrics.
 * ``sweep``: a one-cell sweep with ``--gpus 0``.
@@ -51,8 +55,9 @@ from pathlib import Path
 
 from train.interrupts import startup
 
-with startup("nothing was written"):  # Ctrl-C or SIGTERM while torch loads: one line
-    from train.cli import ArgumentParser, run_tool
+with startup():
+    from train.cli import ArgumentParser
+    from train.errors import run_tool
 
 ROOT = Path(__file__).resolve().parent.parent
 REQUIRED = {"torch": "torch", "numpy": "numpy", "scipy": "scipy", "yaml": "pyyaml",
@@ -83,7 +88,7 @@ def check_env() -> str:
 def check_csr_product(device: str = "cuda") -> str:
     import torch
 
-    from layers.autograd_functions import SparseProduct, csr_matrix, sparse_mm
+    from autogcn.sparse import csr_matrix, csr_parts, sparse_mm, sparse_product
 
     gen = torch.Generator().manual_seed(0)
     cases = 0
@@ -121,7 +126,7 @@ def check_csr_product(device: str = "cuda") -> str:
     dense = m.to_dense()
     mt = dense.t().contiguous().to_sparse_csr()
     x = torch.randn(n, 3, dtype=torch.float64, device=device, requires_grad=True)
-    assert torch.autograd.gradcheck(lambda t: SparseProduct.apply(t, m, mt), (x,))
+    assert torch.autograd.gradcheck(lambda t: sparse_product(t, csr_parts(m), csr_parts(mt)), (x,))
     note = ("raw addmm reads a NaN out with beta=0: the project's zero-fill is needed"
             if reads_out else "raw addmm ignores out with beta=0")
     return f"{cases} products + gradcheck; {note}"
@@ -442,6 +447,51 @@ def _timed_epochs(nets: dict, batches: list, epochs: int, dev, what: str
     return times
 
 
+def check_sync_free_step(device: str = "cuda", tmp: Path | None = None,
+                         modes: tuple[bool, ...] = (False, True)) -> str:
+    """Training steps with no host synchronisation (see the module docstring), eager and
+    compiled (``modes``). On the CPU the same steps run without the sync check (the CPU twin of
+    ``tests/test_sync_free_step.py``)."""
+    import torch
+
+    from nets.registry import build_net, optimizer_groups
+    from tests import data_writers as W
+    from train import compilation
+    from train.config import apply_overrides, load_config
+    from train.runner import load_data
+    from train.tasks import ZINC
+
+    with tempfile.TemporaryDirectory(prefix="sync_", dir=tmp) as name:
+        W.write_tiny_zinc(Path(name), {"train": 48, "val": 8, "test": 8})
+        dev, steps = torch.device(device), 0
+        for model, compiled in itertools.product(("AUTOGCN", "GCN"), modes):
+            cfg = apply_overrides(
+                load_config(ROOT / f"configs/molecules_graph_regression_{model}_ZINC.json"),
+                {"data_dir": name, "batch_size": "16", "loader_workers": "0"})
+            _, io, make_loop = load_data(ZINC, cfg)
+            loop = make_loop(0, 1, dev)
+            net = build_net(model, io, cfg["net_params"]).to(dev)
+            if compiled and (compilation.unavailable(dev) or not compilation.compile_regions(net)):
+                continue
+            opt = torch.optim.Adam(optimizer_groups(net, cfg["params"], cfg["net_params"]),
+                                   lr=1e-3)
+            batches = list(loop.loaders["train"])
+            for batch in batches:  # warm-up: lazy initialisation and compiling may sync
+                loop.train_step(net, opt, batch)
+            if dev.type == "cuda":
+                torch.cuda.synchronize()
+                torch.cuda.set_sync_debug_mode("error")
+            try:
+                for batch in batches:
+                    loop.train_step(net, opt, batch)
+                    steps += 1
+            finally:
+                if dev.type == "cuda":
+                    torch.cuda.set_sync_debug_mode(0)
+            loop.close()
+    return f"{steps} training steps (AutoGCN, GCN; eager, compiled) without a host sync"
+
+
 def _run(cmd: list[str], timeout: int = 240) -> subprocess.CompletedProcess:
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
@@ -543,7 +593,8 @@ def _main(argv: list[str] | None) -> int:
         checks: list[tuple[str, Callable[[], str]]] = [
             ("env", check_env), ("csr_product", check_csr_product),
             ("primitives", check_primitives), ("autogcn_layer", check_autogcn_layer),
-            ("models", check_models), ("compiled", check_compiled)]
+            ("models", check_models), ("compiled", check_compiled),
+            ("sync_free_step", lambda: check_sync_free_step("cuda", tmp))]
         if not args.quick:
             for task in ("SBMs_node_classification", "molecules_graph_regression",
                          "superpixels_graph_classification", "node_classification"):

@@ -46,7 +46,8 @@ from typing import Any
 
 from train.interrupts import startup
 
-with startup("nothing was written"):  # Ctrl-C or SIGTERM while torch loads: one line
+with startup():
+    from data.files import WriteError
     from scripts.sweep import (
         EXTRA_TABLES,
         TABLES,
@@ -55,14 +56,16 @@ with startup("nothing was written"):  # Ctrl-C or SIGTERM while torch loads: one
         SweepError,
         Table,
         build_command,
+        check_extra,
         load_table,
         mismatch,
         newest_first,
         read_results,
         resolve,
     )
-    from train.cli import MAX_RUNS, ArgumentParser, UsageError, check_output, int_in, run_tool
-    from train.results import WriteError, write_atomic
+    from train.cli import MAX_RUNS, ArgumentParser, check_output, int_in
+    from train.errors import UsageError, run_tool
+    from train.results import write_atomic
 
 EXPECTED_RUNS = 5
 PUBLISHED = TABLES_DIR / "published.yaml"
@@ -554,7 +557,7 @@ def check_published(path: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line. Bad input raises :class:`UsageError` (or exits, from argparse) before
-    anything is read or written: exit code 2 under :func:`train.cli.run_tool`, as when run as a
+    anything is read or written: exit code 2 under :func:`train.errors.run_tool`, as when run as a
     script; a failed write (a full disk) returns 1 after one line naming the folder."""
     argv = list(sys.argv[1:] if argv is None else argv)
     extra: list[str] = []
@@ -566,9 +569,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                               "(e.g. -- --epochs 2 for a smoke run's results); results run "
                               "with other arguments are shown as stale. Exit codes: 0 written, "
                               "1 a write failed, 2 bad input.")
-    p.add_argument("--results", default="out/reproduce", help="the sweep's --out_root")
-    p.add_argument("--out", default="tables",
-                   help="folder for the .md and .csv files (relative to the project root)")
+    p.add_argument("--results", default=None,
+                   help="the sweep's --out_root (default: out/reproduce in the project)")
+    p.add_argument("--out", default=None,
+                   help="folder for the .md and .csv files (default: tables in the project)")
     p.add_argument("--tables", default=",".join(TABLES),
                    help=f"comma-separated table names ({', '.join(TABLES)}; also "
                         f"{', '.join(EXTRA_TABLES)}) or table YAML files")
@@ -579,23 +583,29 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="SBM accuracy: balanced (acc) or the release's definition")
     args = p.parse_args(argv)
     tables = load_tables([t.strip() for t in args.tables.split(",") if t.strip()])
-    results = resolve(args.results)
-    if not args.results.strip():
+    try:  # what the sweep refuses after -- (--runs...) would be ignored here: refused alike
+        check_extra(extra, [c for t in tables for c in t.cells])
+    except SweepError as err:
+        raise UsageError(str(err)) from None
+    # paths given are relative to the user's folder; left out, the project's own folders
+    results = resolve(args.results, "out/reproduce")
+    if args.results is not None and not args.results.strip():
         raise UsageError("--results: must not be empty; give the sweep's --out_root folder")
     if results.exists() and not results.is_dir():
         raise UsageError(f"--results {args.results} is a file; give the sweep's --out_root "
                          "folder")
     check_published(args.published)
-    if not args.out.strip():  # resolved, it would be the project root
+    if args.out is not None and not args.out.strip():  # resolved, it would be the folder itself
         raise UsageError("--out: must not be empty; give a folder, e.g. --out tables")
-    check_output(resolve(args.out), "folder", option="--out")
+    out = resolve(args.out, "tables")
+    check_output(out, "folder", option="--out")
     try:
-        text = make_tables(results, args.out, tables, args.runs, args.published,
+        text = make_tables(results, out, tables, args.runs, args.published,
                            args.sbm_metric, extra)
     except WriteError as err:  # a full disk, a quota: the earlier files are still whole
         full = err.errno in (errno.ENOSPC, errno.EDQUOT)
         why = os.strerror(err.errno).lower() if full else " ".join(str(err).split())
-        print(f"error: cannot write the tables in {resolve(args.out)}: {why}; "
+        print(f"error: cannot write the tables in {out}: {why}; "
               + ("free some space there or " if full else "") + "give another --out",
               file=sys.stderr)
         return 1

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from train.interrupts import startup
 
-with startup("nothing was written"):  # Ctrl-C or SIGTERM while torch loads: one line
+with startup():
     from scripts.make_tables import EXPECTED_RUNS, CellResult, cell_result, column_metric
     from scripts.plot_filters import pyplot
     from scripts.sweep import load_table, resolve
@@ -36,22 +36,23 @@ with startup("nothing was written"):  # Ctrl-C or SIGTERM while torch loads: one
         check_output,
         int_in,
         require_in,
-        run_tool,
     )
+    from train.errors import run_tool
 
 STYLE = {"AUTOGCN": ("AutoGCN", "tab:blue", "o"), "GCN": ("GCN", "tab:orange", "s")}
 YLABEL = {"acc": "test accuracy", "acc_release": "test accuracy (release)", "mae": "test MAE"}
 
 
-def depth_results(results: str | os.PathLike, runs: int = EXPECTED_RUNS,
+def depth_results(results: str | os.PathLike | None, runs: int = EXPECTED_RUNS,
                   sbm_metric: str = "acc") -> dict[str, dict[str, list[tuple[int, CellResult]]]]:
     """``dataset -> model -> [(L, result)]`` sorted by L, for the cells of the depth table
-    (:class:`~train.cli.UsageError` when ``results`` is not a folder)."""
+    (:class:`~train.cli.UsageError` when ``results`` is not a folder). ``results`` is relative
+    to the current folder; ``None``: the sweep's default, in the project."""
     table = load_table("depth")
-    if not os.fspath(results).strip():  # resolved, it would be the project root
+    if results is not None and not os.fspath(results).strip():  # it would be the folder itself
         raise UsageError("--results: must not be empty; give the depth results folder or the "
                          "sweep's --out_root")
-    folder = resolve(results)
+    folder = resolve(results, "out/reproduce/depth")
     if not folder.is_dir():
         raise UsageError(f"--results {results}: " + (
             "is a file, not a folder" if folder.exists() else
@@ -72,7 +73,7 @@ def depth_results(results: str | os.PathLike, runs: int = EXPECTED_RUNS,
     return out
 
 
-def plot_depth(results: str | os.PathLike = "out/reproduce/depth",
+def plot_depth(results: str | os.PathLike | None = None,
                out: str | os.PathLike = "depth.png", runs: int = EXPECTED_RUNS) -> Path:
     """Draw the figure; returns the PNG's path (an empty panel says so when nothing ran)."""
     require_in("--runs", runs, 1, MAX_RUNS)
@@ -126,8 +127,9 @@ def plot_depth(results: str | os.PathLike = "out/reproduce/depth",
 
 def _main(argv: Sequence[str] | None) -> int:
     p = ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--results", default="out/reproduce/depth",
-                   help="the depth results folder (or the sweep's --out_root)")
+    p.add_argument("--results", default=None,
+                   help="the depth results folder (or the sweep's --out_root; default: "
+                        "out/reproduce/depth in the project)")
     p.add_argument("--out", default="depth.png",
                    help="image to write, ending in " + ", ".join(PLOT_SUFFIXES) +
                         " (default depth.png)")

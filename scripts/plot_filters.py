@@ -56,7 +56,7 @@ from typing import Any
 
 from train.interrupts import startup
 
-with startup("nothing was written"):  # Ctrl-C or SIGTERM while torch loads: one line
+with startup():
     import numpy as np
     import scipy.sparse as sp
     import torch
@@ -72,8 +72,8 @@ with startup("nothing was written"):  # Ctrl-C or SIGTERM while torch loads: one
         data_folder,
         int_in,
         require_in,
-        run_tool,
     )
+    from train.errors import run_tool
 
 COLOURS = {"low": "tab:blue", "mid": "tab:green", "high": "tab:red", "filter": "tab:purple",
            "gain": "tab:brown"}

@@ -1,6 +1,7 @@
 """Run the cells of one of the paper's tables: models × datasets × config overrides, 5 seeds each.
 
-    python -m scripts.sweep TABLE [--gpus 0,1 | --jobs N] [--only PATTERN] [--dry-run]
+    python -m scripts.sweep TABLE [--gpus 0,1 [--per_gpu N] | --jobs N] [--cell_memory GIB]
+        [--only PATTERN] [--dry-run]
         [--out_root out/reproduce] [--data_root datasets] [--data_dir ZINC=PATH ...]
         [--force] [--list] [--cell INDEX] [-- EXTRA ARGS FOR EVERY CELL]
 
@@ -13,12 +14,19 @@ a main script (``--config ... --runs 5`` plus the cell's overrides) writing into
 * Resuming: a cell is skipped when its folder already holds a ``results.json`` with status
   ``complete``, at least the requested number of runs and the same arguments (device and path
   options aside), so an interrupted sweep picks up where it stopped and a smoke run (``-- --epochs
-  2``) is never mistaken for the real thing. ``--force`` reruns.
+  2``) is never mistaken for the real thing. ``--force`` reruns. A cell whose newest run
+  stopped unfinished (interrupted, killed, failed) is continued with ``--resume`` from its last
+  finished epoch (:func:`resume_dir`).
 * Parallelism: ``--gpus 0,1,...`` runs one cell per GPU at a time, each pinned to its GPU with
   ``CUDA_VISIBLE_DEVICES`` (ids are those this process sees: under an inherited
   ``CUDA_VISIBLE_DEVICES=3,5``, ``--gpus 0,1`` means GPUs 3 and 5) and run as ``--gpu_id 0``;
-  without it the cells run on the CPU (``--use_gpu False``), ``--jobs N`` at a time. Either
-  way every cell gets ``OMP_NUM_THREADS = cores / cells at a time`` unless it is set.
+  without it the cells run on the CPU (``--use_gpu False``), ``--jobs N`` at a time.
+  ``--per_gpu N`` runs N cells at once on each GPU (the paper's sizes leave a GPU launch-bound).
+  Several cells on one device (``--per_gpu``, ``--jobs``) pass one memory guard
+  (:mod:`scripts.memory_guard`): another starts only while ``--cell_memory`` GiB are free there,
+  and a cell that runs out of memory beside others is queued again with one cell fewer on its
+  device; each decision is one ``memory guard:`` line. Either way every cell gets
+  ``OMP_NUM_THREADS = cores / cells at a time`` unless it is set.
 * ``--gpus`` is refused (exit 2) where this process sees no such CUDA GPU, since a cell would
   fall back to the CPU; where a cell ran is reported from its ``results.json`` (``device``),
   never from what was asked for.
@@ -33,7 +41,10 @@ a main script (``--config ... --runs 5`` plus the cell's overrides) writing into
   input (found before any cell runs: table, ``--only``, ``--gpus``, ``--runs``, ``--data_dir``,
   ``--out_root``, and the cells' commands with the extra arguments, parsed as the main scripts
   do), 130 Ctrl-C, 143 SIGTERM.
-* Paths in the YAML and on the command line are relative to the project root.
+* Paths on the command line (``--out_root``, ``--data_root``, ``--data_dir``, a table file)
+  are relative to the folder the command is run from; left out, ``--out_root`` and
+  ``--data_root`` are ``out/reproduce`` and ``datasets`` in the project. Paths in a table
+  (configs) are relative to the project root, where the cells run.
 """
 
 from __future__ import annotations
@@ -62,17 +73,14 @@ from typing import Any
 
 from train.interrupts import startup
 
-with startup("nothing was written"):  # Ctrl-C or SIGTERM while torch loads: one line
+with startup():
+    from data.files import output_problem
     from train import interrupts
-    from train.cli import (
-        MAX_RUNS,
-        MAX_WORKERS,
-        ArgumentParser,
-        int_in,
-        output_problem,
-        run_tool,
-    )
+    from train.cli import MAX_RUNS, MAX_WORKERS, ArgumentParser, float_in, int_in
+    from train.errors import run_tool
     from train.results import refresh_status
+
+from scripts.memory_guard import GIB, MemoryGuard, free_bytes, ran_out_of_memory
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLES_DIR = Path(__file__).resolve().parent / "tables"
@@ -81,6 +89,10 @@ TABLES = ("node", "heterophily", "graph", "ablation", "depth")
 # budgets, and under their own papers' protocol (docs/reproducing.md).
 EXTRA_TABLES = ("successors", "successors_published")
 DEFAULT_RUNS = 5
+# Where results and data go when --out_root / --data_root are left out: in the project, wherever
+# the command runs (a path given on the command line is relative to the user's folder).
+DEFAULT_OUT_ROOT = "out/reproduce"
+DEFAULT_DATA_ROOT = "datasets"
 # Options that may legitimately differ between a run and its resumption (devices, paths): they
 # are ignored when deciding whether a finished result belongs to the cell as now configured.
 # --runs too: the number of runs a result holds is compared on its own (more runs than asked for
@@ -91,8 +103,21 @@ _IGNORED_OPTIONS = ("--gpu_id", "--use_gpu", "--out_dir", "--data_dir", "--cache
 # In every cell folder while a sweep runs the cell: an exclusive lock held by that sweep (see
 # claim_cell), so that two sweeps on one out_root never run the same cell at once.
 CLAIM_FILE = ".sweep.claim"
-# Options of the main scripts that the sweep sets itself and a cell's extra arguments may not.
-_SWEEP_OPTIONS = ("--out_dir", "--config")
+# Options of the main scripts (argparse dests) that the sweep or a cell's table sets, which a
+# cell's extra arguments may therefore not (a later option wins in the main scripts: `-- --runs
+# 1` would quietly run one seed of a cell the sweep asked five of), with what to do instead.
+_SWEEP_OPTIONS = {
+    "config": "a cell's config is in its table",
+    "dataset": "a cell's dataset is in its table",
+    "override_model": "a cell's model is in its table",
+    "override_runs": "give --runs N to the sweep, and the same to make_tables",
+    "override_seed": "a cell runs the release's seeds; give --runs N to the sweep for more",
+    "override_out_dir": "give --out_root to the sweep",
+    "override_data_dir": "give --data_root or --data_dir DATASET=PATH to the sweep",
+    "override_gpu_id": "give --gpus to the sweep",
+    "override_use_gpu": "the sweep runs cells on the CPU unless given --gpus",
+    "resume": "the sweep resumes unfinished cells itself",
+}
 
 
 class SweepError(ValueError):
@@ -211,10 +236,13 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-def resolve(path: str | os.PathLike) -> Path:
-    """A path relative to the project root (absolute paths unchanged)."""
-    p = Path(path).expanduser()
-    return p if p.is_absolute() else ROOT / p
+def resolve(path: str | os.PathLike | None, default: str | os.PathLike = "") -> Path:
+    """A path the user gave, relative to the folder the command was run from (absolute paths
+    unchanged); an option left out (``None``) is its ``default``, relative to the project root
+    (``out/reproduce``, ``datasets``: the project's layout, wherever the command runs)."""
+    if path is None:
+        return ROOT / default
+    return Path(os.path.abspath(Path(path).expanduser()))
 
 
 def _shown(path: Path) -> str:
@@ -428,6 +456,27 @@ def cell_state(folder: Path, runs: int = DEFAULT_RUNS, cmd: Sequence[str] | None
     return status, path
 
 
+#: Results whose run a rerun of the cell continues (``--resume``) instead of starting anew.
+RESUMABLE = ("interrupted", "killed", "failed")
+
+
+def resume_dir(state: str, path: Path | None, cmd: Sequence[str], cell: Cell | None = None
+               ) -> Path | None:
+    """The run folder a rerun of the cell continues: that of its newest result when it ended
+    unfinished (:data:`RESUMABLE`) and is the cell's with as many seeds as asked; else ``None``
+    (a new run folder). The main script refuses, in one line, what it cannot continue."""
+    if state not in RESUMABLE or path is None:
+        return None
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or not matches(data, cmd, cell) \
+            or len(data.get("seeds") or []) != requested_runs(cmd):
+        return None
+    return path.parent
+
+
 # ------------------------------------------------------------------------------- claims
 @dataclass
 class Claim:
@@ -534,10 +583,8 @@ def claim_holder(folder: Path) -> str | None:
 
 
 # ------------------------------------------------------------------------------- running
-def result_device(folder: Path, cmd: Sequence[str], cell: Cell | None, since: float
-                  ) -> str | None:
-    """The device the cell's newest result written since ``since`` (a ``time.time()``) records
-    having used (``results.json``'s ``device``: ``cpu``, ``cuda:0``), or ``None``."""
+def fresh_result(folder: Path, cmd: Sequence[str], cell: Cell | None, since: float) -> dict:
+    """The cell's newest result written since ``since`` (a ``time.time()``), or ``{}``."""
     results, _ = read_results(folder)
     for path, data in newest_first(results):
         try:
@@ -545,8 +592,30 @@ def result_device(folder: Path, cmd: Sequence[str], cell: Cell | None, since: fl
         except OSError:
             fresh = False
         if fresh and matches(data, cmd, cell):
-            return str(data["device"]) if data.get("device") else None
-    return None
+            return data
+    return {}
+
+
+def result_device(folder: Path, cmd: Sequence[str], cell: Cell | None, since: float
+                  ) -> str | None:
+    """The device the cell's newest result written since ``since`` records having used
+    (``results.json``'s ``device``: ``cpu``, ``cuda:0``), or ``None``."""
+    device = fresh_result(folder, cmd, cell, since).get("device")
+    return str(device) if device else None
+
+
+# A cell's exit codes after Ctrl-C or SIGTERM (a time limit): the main scripts' 130 / 143, or
+# the negative signal number of a process the signal ended before it could say so.
+INTERRUPT_CODES = {128 + s: s for s in (signal.SIGINT, signal.SIGTERM)}
+
+
+def interrupt_code(code: int, status: str | None) -> int | None:
+    """130 or 143 when a cell that exited with ``code`` was interrupted (its exit code or its
+    result's ``status`` says so), else ``None``."""
+    signum = INTERRUPT_CODES.get(code) or (-code if -code in INTERRUPT_CODES.values() else None)
+    if signum is None and status == "interrupted":
+        signum = signal.SIGTERM
+    return None if signum is None else 128 + signum
 
 
 def ran_on(used: str | None, gpu: str | None) -> str:
@@ -599,8 +668,12 @@ def _stamp() -> str:
 def run_cells(jobs: list[tuple[Cell, Path, Any]],
               make_cmd: Callable[[Cell, str | None], list[str]], devices: list[str | None],
               base_env: dict[str, str], force: bool = False,
-              used: dict[str, str | None] | None = None) -> dict[str, int | str]:
-    """Run ``jobs`` (cell, folder, state when planned) on ``devices`` (one worker each).
+              used: dict[str, str | None] | None = None, cell_memory: float = 0.0,
+              read_free: Callable[[str | None], int | None] = free_bytes
+              ) -> dict[str, int | str]:
+    """Run ``jobs`` (cell, folder, state when planned) on ``devices`` (one worker each; a
+    device named N times runs up to N cells at once, admitted by a :class:`MemoryGuard` that
+    wants ``cell_memory`` GiB free, as ``read_free`` reads it, for each further cell).
 
     Returns, by cell id, the exit code of each cell that ran (1 where the sweep itself could not
     run it), or why it was not run: claimed by another sweep (:func:`claim_cell`), completed by
@@ -612,7 +685,11 @@ def run_cells(jobs: list[tuple[Cell, Path, Any]],
     codes: dict[str, int | str] = {}
     procs: dict[int, subprocess.Popen] = {}
     lock = threading.Lock()
-    stop = threading.Event()  # a full disk: start no more cells
+    stop = threading.Event()  # a full disk, a signal: start no more cells
+    slots = {d: devices.count(d) for d in devices}
+    guard = MemoryGuard(slots, int(cell_memory * GIB) if max(slots.values()) > 1 else 0,
+                        read_free, say=lambda line: print(f"[{_stamp()}] {line}", flush=True))
+    retried: set[str] = set()  # cells queued again after running out of memory
 
     def run_job(cell: Cell, folder: Path, planned: Any, device: str | None) -> int | str:
         cmd = make_cmd(cell, device)
@@ -630,12 +707,28 @@ def run_cells(jobs: list[tuple[Cell, Path, Any]],
             asked = "CPU" if device is None else f"GPU {device} requested"
             print(f"[{_stamp()}] start {cell.id} ({asked}) -> {folder}", flush=True)
             t0 = time.time()
-            code = run_cell(cmd, folder, cell_env(base_env, device), procs, lock)
-            if code == 0:
-                device_used = result_device(folder, cmd, cell, t0)
+            resume = None if force else resume_dir(state, path, cmd, cell)
+            if resume is not None:  # continue its unfinished run where it stopped
+                print(f"[{_stamp()}] {cell.id}: resuming {resume.name} ({state})", flush=True)
+            code = run_cell(cmd if resume is None else [*cmd, "--resume", str(resume)], folder,
+                            cell_env(base_env, device), procs, lock)
+            result = fresh_result(folder, cmd, cell, t0)
+            stopped = interrupt_code(code, result.get("status"))
+            # a signal while the cell exits, after its result was recorded complete: done
+            finished = stopped is not None and result.get("status") == "complete" \
+                and len(result.get("runs", [])) >= requested_runs(cmd)
+            if code == 0 or finished:
+                device_used = str(result["device"]) if result.get("device") else None
                 if used is not None:
                     used[cell.id] = device_used
-                state = f"done {ran_on(device_used, device)}"
+                state = f"done {ran_on(device_used, device)}" + (
+                    f" (stopped by a signal, exit {code}, after recording it)" if code else "")
+                code = 0
+            elif stopped is not None:  # a time limit, Ctrl-C: the finished runs are kept
+                runs = len(result.get("runs", []))
+                state = (f"interrupted (exit {code}; {runs} finished run(s) kept, rerunning "
+                         "resumes)")
+                code = stopped
             else:
                 state = f"FAILED (exit {code}, see {folder}/stdout.log)"
             print(f"[{_stamp()}] {cell.id} {state}, after {(time.time() - t0) / 60:.1f} min",
@@ -650,8 +743,19 @@ def run_cells(jobs: list[tuple[Cell, Path, Any]],
                 cell, folder, planned = work.get_nowait()
             except queue.Empty:
                 return
+            if not guard.acquire(device, cell.id, stop):
+                return
+            mark = guard.company(device)
+            log = folder / "stdout.log"
+            start = log.stat().st_size if log.is_file() else 0
             try:
-                codes[cell.id] = run_job(cell, folder, planned, device)
+                code = codes[cell.id] = run_job(cell, folder, planned, device)
+                if isinstance(code, int) and code not in (0, *INTERRUPT_CODES) \
+                        and cell.id not in retried and ran_out_of_memory(log, start) \
+                        and guard.out_of_memory(device, cell.id, guard.beside(device, mark)):
+                    retried.add(cell.id)
+                    del codes[cell.id]
+                    work.put((cell, folder, planned))
             except OSError as err:  # the cell's folder, log or claim cannot be written
                 codes[cell.id] = 1
                 if err.errno in (errno.ENOSPC, errno.EDQUOT):
@@ -667,6 +771,8 @@ def run_cells(jobs: list[tuple[Cell, Path, Any]],
                 text = " ".join(str(err).split()) or type(err).__name__
                 print(f"error: {cell.id}: the sweep could not run it: "
                       f"{type(err).__name__}: {text}", file=sys.stderr, flush=True)
+            finally:
+                guard.release(device)
 
     threads = [threading.Thread(target=worker, args=(d,), daemon=True) for d in devices]
     for t in threads:
@@ -684,6 +790,7 @@ def run_cells(jobs: list[tuple[Cell, Path, Any]],
         request = interrupts.as_interrupted(err)  # (`stop` is the workers' event)
         forward = request.signum
         print(f"{request.word}: waiting for the running cells to save their results", flush=True)
+        stop.set()  # workers waiting for memory start nothing more
         while not work.empty():
             work.get_nowait()
         with lock:
@@ -709,6 +816,7 @@ def parse_data_dirs(items: Sequence[str]) -> dict[str, str]:
 
     known = sorted({d for task in TASKS.values() for d in task.datasets})
     out: dict[str, str] = {}
+    given: dict[str, str] = {}
     for item in items:
         for part in item.split(","):
             if not part.strip():
@@ -720,11 +828,12 @@ def parse_data_dirs(items: Sequence[str]) -> dict[str, str]:
             if name not in known:
                 raise SweepError(f"--data_dir {part}: unknown dataset {name}; known: "
                                  f"{', '.join(known)}")
-            if out.get(name, path) != path:
-                raise SweepError(f"--data_dir gives {name} twice ({out[name]} and {path})")
+            if out.get(name, _shown(resolve(path))) != _shown(resolve(path)):
+                raise SweepError(f"--data_dir gives {name} twice ({given[name]} and {path})")
+            given[name] = path
             if resolve(path).exists() and not resolve(path).is_dir():
                 raise SweepError(f"--data_dir {part}: {path} is a file, not a data folder")
-            out[name] = path
+            out[name] = _shown(resolve(path))  # as the cells, running in the project, need it
     return out
 
 
@@ -763,12 +872,37 @@ def check_gpus(text: str) -> None:
         raise SweepError(f"--gpus {text}: {count} CUDA GPU(s) visible here (ids 0-{count - 1})")
 
 
-def check_extra(extra: Sequence[str]) -> None:
-    """:class:`SweepError` for arguments after ``--`` that the sweep sets itself."""
-    for option in _SWEEP_OPTIONS:
-        if option in extra:
-            raise SweepError(f"{option} after --: the sweep sets it for every cell "
-                             "(--out_root moves the results; a cell's config is in its table)")
+def check_extra(extra: Sequence[str], cells: Sequence[Cell]) -> None:
+    """:class:`SweepError` for arguments after ``--`` that the sweep or the table sets
+    (:data:`_SWEEP_OPTIONS`), however they are spelt (``--runs 1``, ``--runs=1``, ``--run
+    1``): read by the cells' own parsers with every default left out, so that only what the
+    extra arguments set is seen. Their other mistakes are left to :func:`check_command`."""
+    import contextlib
+    import io
+
+    from train.runner import build_parser as script_parser
+    from train.tasks import task_for_dataset
+
+    tasks = {task_for_dataset(c.dataset).name: task_for_dataset(c.dataset)
+             for c in cells if not c.not_implemented}
+    if {"-h", "--help"} & set(extra):
+        scripts = sorted({c.script for c in cells if not c.not_implemented})
+        raise SweepError("--help after --: the cells' options are those of their main script: "
+                         + ", ".join(f"python {s} --help" for s in scripts))
+    for task in tasks.values():
+        parser = script_parser(task, "")
+        for action in parser._actions:
+            action.default = argparse.SUPPRESS
+        try:
+            with contextlib.redirect_stderr(io.StringIO()), \
+                    contextlib.redirect_stdout(io.StringIO()):
+                given, _ = parser.parse_known_args(list(extra))
+        except SystemExit:  # --help, a bad value: check_command says what is wrong
+            continue
+        for dest, hint in _SWEEP_OPTIONS.items():
+            if dest in vars(given):
+                option = next(a.option_strings[0] for a in parser._actions if a.dest == dest)
+                raise SweepError(f"{option} after --: the sweep sets it for every cell ({hint})")
 
 
 def check_command(cell: Cell, cmd: Sequence[str]) -> None:
@@ -789,8 +923,8 @@ def check_command(cell: Cell, cmd: Sequence[str]) -> None:
     try:
         with contextlib.redirect_stderr(messages), contextlib.redirect_stdout(messages):
             args = parser.parse_args(list(cmd[2:]))
-        if args.config:
-            args.config = str(resolve(args.config))
+        if args.config:  # a table's config: relative to the project root, where cells run
+            args.config = str(ROOT / args.config)
         resolve_config(task, args)
     except SystemExit:
         text = messages.getvalue().strip().splitlines()
@@ -800,12 +934,28 @@ def check_command(cell: Cell, cmd: Sequence[str]) -> None:
         raise SweepError(f"cell {cell.id}: {' '.join(str(err).split())}") from None
 
 
-def check_out_root(out_root: str, writing: bool) -> None:
-    """:class:`SweepError` when ``--out_root`` is a file (or, before running, cannot be
-    written); ``--list`` and ``--dry-run`` read a results folder that may be read-only."""
-    problem = output_problem(resolve(out_root) if out_root.strip() else out_root, "folder")
+def check_out_root(out_root: str | None, writing: bool) -> str:
+    """``--out_root`` resolved (:func:`resolve`); :class:`SweepError` when it is a file (or,
+    before running, cannot be written); ``--list`` and ``--dry-run`` read a results folder that
+    may be read-only."""
+    path = resolve(out_root, DEFAULT_OUT_ROOT)
+    problem = output_problem(path if out_root is None or out_root.strip() else out_root,
+                             "folder")
     if problem and (writing or "is a file" in problem or "must not be empty" in problem):
         raise SweepError(f"--out_root: {problem}")
+    return str(path)
+
+
+def check_data_root(data_root: str | None) -> str:
+    """``--data_root`` as the cells get it (:func:`resolve`, then relative to the project root
+    where inside it, since the cells run there); :class:`SweepError` for an empty one or a
+    file."""
+    if data_root is not None and not data_root.strip():
+        raise SweepError("--data_root is empty; give the datasets' folder")
+    path = resolve(data_root, DEFAULT_DATA_ROOT)
+    if path.is_file():
+        raise SweepError(f"--data_root {data_root} is a file; give the datasets' folder")
+    return _shown(path)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -816,18 +966,24 @@ def build_parser() -> argparse.ArgumentParser:
                "could not run it, 2 bad input, 130 Ctrl-C, 143 SIGTERM.")
     p.add_argument("table", help=f"one of {', '.join(TABLES + EXTRA_TABLES)}, or a table "
                                  "YAML file")
-    p.add_argument("--out_root", default="out/reproduce",
-                   help="results go to OUT_ROOT/<table>/<cell id>/ (default out/reproduce)")
-    p.add_argument("--data_root", default="datasets",
+    p.add_argument("--out_root", default=None,
+                   help="results go to OUT_ROOT/<table>/<cell id>/ (default: out/reproduce "
+                        "in the project)")
+    p.add_argument("--data_root", default=None,
                    help="where the datasets live: SBM_* in DATA_ROOT, others in "
-                        "DATA_ROOT/<DATASET> (default datasets)")
+                        "DATA_ROOT/<DATASET> (default: datasets in the project)")
     p.add_argument("--data_dir", action="append", default=[], metavar="DATASET=PATH",
                    help="data folder of one dataset, e.g. ZINC=DIR (repeatable)")
     p.add_argument("--gpus", default=None,
-                   help="comma-separated ids of CUDA GPUs visible here; one cell per GPU at a "
-                        "time (refused where no GPU is visible)")
+                   help="comma-separated ids of CUDA GPUs visible here; --per_gpu cells per GPU "
+                        "at a time (refused where no GPU is visible)")
+    p.add_argument("--per_gpu", type=int_in(1, MAX_WORKERS), default=None, metavar="N",
+                   help="cells at a time on each GPU of --gpus (default 1; see --cell_memory)")
     p.add_argument("--jobs", type=int_in(1, MAX_WORKERS), default=None,
                    help="parallel cells on the CPU (default 1; not with --gpus)")
+    p.add_argument("--cell_memory", type=float_in(0, 1e6, (False, True)), default=2.0,
+                   metavar="GIB", help="with several cells on a device (--per_gpu, --jobs): "
+                   "start another only while this much memory is free there (default 2)")
     p.add_argument("--runs", type=int_in(1, MAX_RUNS), default=DEFAULT_RUNS,
                    help="seeds per cell (default 5)")
     p.add_argument("--only", default=None, help="only cells whose id contains one of these "
@@ -848,19 +1004,22 @@ def plan(args: argparse.Namespace, extra: list[str]
     checked (:class:`SweepError` on the first problem) before anything is written."""
     table = load_table(args.table)
     writing = not (args.list or args.dry_run)
-    check_out_root(args.out_root, writing)
-    if not args.data_root.strip() or resolve(args.data_root).is_file():
-        what = "a file" if args.data_root.strip() else "empty"
-        raise SweepError(f"--data_root {args.data_root!r} is {what}; give the datasets' folder")
+    # every path from here on absolute, or relative to the project root where the cells run
+    args.out_root = check_out_root(args.out_root, writing)
+    args.data_root = check_data_root(args.data_root)
     data_dirs = parse_data_dirs(args.data_dir)
-    check_extra(extra)
+    check_extra(extra, table.cells)
     devices: list[str | None]
     if args.gpus is not None:
         if args.jobs is not None:
-            raise SweepError("--jobs is for CPU cells; with --gpus one cell runs per GPU")
-        devices = list(parse_gpus(args.gpus))
+            raise SweepError("--jobs is for CPU cells; with --gpus, --per_gpu N runs N cells "
+                             "on each GPU")
+        devices = [g for g in parse_gpus(args.gpus) for _ in range(args.per_gpu or 1)]
         if writing:
             check_gpus(args.gpus)
+    elif args.per_gpu is not None:
+        raise SweepError("--per_gpu is for cells on GPUs (with --gpus); on the CPU, --jobs N "
+                         "runs N cells at a time")
     else:
         devices = [None] * (args.jobs or 1)
     cells = select_only(table.cells, args.only, table.name)
@@ -915,6 +1074,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.dry_run:
         n_run = 0
+        if Path.cwd().resolve() != ROOT.resolve():  # relative paths below are the project's
+            print(f"# the cells run in the project: cd {ROOT}")
         for index, cell, folder, state in jobs:
             if cell.not_implemented:
                 print(f"# [{index}] {cell.id}: not implemented ({cell.not_implemented})")
@@ -944,13 +1105,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "OMP_NUM_THREADS" not in env:
         # one process per cell at a time (CPU jobs or GPUs): split the cores between them
         env["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // len(devices)))
-    where = "the CPU" if args.gpus is None else f"--gpus {args.gpus}"
+    where = "the CPU" if args.gpus is None else f"--gpus {args.gpus}" + (
+        f" --per_gpu {args.per_gpu}" if args.per_gpu else "")
     print(f"{table.name}: running {len(todo)} cell(s) on {where} ({len(devices)} at a time), "
           f"results in {resolve(args.out_root) / table.name}", flush=True)
     used: dict[str, str | None] = {}
     try:
         with interrupts.handle_interrupts(), interrupts.deferred():
-            codes = run_cells(todo, make_cmd, devices, env, args.force, used)
+            codes = run_cells(todo, make_cmd, devices, env, args.force, used,
+                              args.cell_memory)
     except KeyboardInterrupt as err:  # one line, as every entry point (train/cli.py)
         print(f"{interrupts.as_interrupted(err).word}: finished cells and runs are kept in "
               f"{_shown(resolve(args.out_root) / table.name)}; rerunning resumes",
@@ -967,12 +1130,14 @@ def summarise(table: str, todo: Sequence[tuple[Cell, Path, Any]], codes: dict[st
         if isinstance(code, str):
             print(f"skipped {cid}: {code}")
     done = [cid for cid, code in codes.items() if code == 0]
+    stopped = {cid: code for cid, code in codes.items() if code in INTERRUPT_CODES}
     failed = [f"{cid} (exit {code})" for cid, code in codes.items()
-              if isinstance(code, int) and code != 0]
+              if isinstance(code, int) and code != 0 and cid not in stopped]
     never = [cell.id for cell, _, _ in todo if cell.id not in codes]
     on_cpu = [cid for cid in done if gpus and not str(used.get(cid) or "").startswith("cuda")]
     print(f"{table}: {len(done)} cell(s) done, {len(failed)} failed, "
-          f"{len(codes) - len(done) - len(failed)} skipped"
+          + (f"{len(stopped)} interrupted, " if stopped else "")
+          + f"{len(codes) - len(done) - len(failed) - len(stopped)} skipped"
           + (f", {len(never)} not started" if never else "")
           + (f"; results not recorded on a GPU although --gpus was given: "
              f"{', '.join(on_cpu)}" if on_cpu else ""),
@@ -983,6 +1148,13 @@ def summarise(table: str, todo: Sequence[tuple[Cell, Path, Any]], codes: dict[st
         print(f"error: {table}: {'; '.join(parts)} (see each cell's stdout.log; rerunning "
               "resumes)", file=sys.stderr)
         return 1
+    if stopped:  # e.g. a time limit's SIGTERM that reached the cells only
+        code = max(stopped.values())  # 143 (SIGTERM) over 130 (Ctrl-C)
+        word = interrupts.Interrupted(INTERRUPT_CODES[code]).word
+        print(f"{word}: {table}: {len(stopped)} cell(s) stopped before the end: "
+              f"{', '.join(stopped)}; their finished runs are kept, rerunning resumes",
+              file=sys.stderr)
+        return code
     return 0
 
 

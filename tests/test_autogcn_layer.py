@@ -218,6 +218,17 @@ def test_parameter_count_formula():
                 == 3 * banks * 12 * 7 + 3 * banks * 5 + 7 + 14)
 
 
+def test_config_key_K_is_the_grid_size_and_old_checkpoints_load():
+    layer = AutoGCNLayer(12, 7, K=5)
+    assert layer.grid_size == 5 and layer.gamma.shape == (1, 3, 5)
+    assert "K=5" in repr(layer)  # the benchmark layer prints the config's name
+    conv = AutoGCNConv(12, 7, grid_size=5)
+    conv.load_state_dict({k: v for k, v in layer.state_dict().items()
+                          if not k.startswith("post.")})  # same names: weight, gamma, bias
+    x, g = torch.randn(6, 12), Graph([0, 1, 2, 3, 4], [1, 2, 3, 4, 5], 6)
+    torch.testing.assert_close(conv(x, g), bare(layer)(g, x))
+
+
 def test_config_key_num_filters_sets_the_number_of_banks():
     """The configs keep the authors' key ``num_filters``; the registry passes it as num_banks."""
     cfg = load_config(os.path.join(ROOT, "configs", "molecules_graph_regression_AUTOGCN_ZINC.json"))
@@ -263,7 +274,7 @@ def dense_twin(layer: AutoGCNLayer, g: Graph, x: torch.Tensor, snorm: torch.Tens
     s = counts.sum(1).clamp(min=1).rsqrt()  # degree factors in the feature dtype, as the layer
     A = s[:, None] * counts * s[None, :]
     eye = torch.eye(n, dtype=x.dtype)
-    grid = torch.linspace(-1e-9, 1 + 1e-9, layer.K, dtype=torch.float64).float().to(x.dtype)
+    grid = torch.linspace(-1e-9, 1 + 1e-9, layer.grid_size, dtype=torch.float64).float().to(x.dtype)
     out = params["bias"]
     for b in range(layer.num_banks):
         outputs = {}
@@ -503,7 +514,9 @@ def test_conv_rejects_mismatched_inputs():
         conv(torch.randn(3, 3), torch.tensor([[0, 1], [1, 5]]))
     with pytest.raises(ValueError, match="edge_weight must have shape"):
         conv(torch.randn(3, 3), g.edge_index, torch.ones(3))
-    assert repr(AutoGCNConv(3, 2, cached=True)).startswith("AutoGCNConv(3, 2, mode=over, K=16")
+    assert repr(AutoGCNConv(3, 2, cached=True)) == (
+        "AutoGCNConv(3, 2, grid_size=16, mode=over, filters=low,mid,high, gate=sequential, "
+        "cached=True)")
 
 
 # --------------------------------------------------------------------------- sparse input

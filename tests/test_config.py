@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from data.sbm import SBM_VARIANTS
 from train.config import ConfigError, apply_overrides, load_config, validate
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
@@ -38,7 +37,7 @@ def test_every_shipped_config_loads():
 def test_release_schema_with_defaults_filled():
     cfg = validate(RELEASE_STYLE)
     assert cfg["params"]["max_time"] == 48.0 and isinstance(cfg["params"]["max_time"], float)
-    assert cfg["net_params"]["gate"] == "sequential"  # the release's boolean flag, true
+    assert cfg["net_params"]["gate"] is True  # the release's boolean flag: the layer reads it
     assert cfg["params"]["runs"] == 1 and cfg["net_params"]["filters"] == ["low", "mid", "high"]
 
 
@@ -73,11 +72,11 @@ def test_overrides_parse_types_and_booleans():
     out = apply_overrides(cfg, {"L": "4", "residual": "False", "init_lr": "0.01", "gate": "paper",
                                 "filters": "low,high", "gpu_id": "1", "max_graphs": "10"})
     assert out["net_params"]["L"] == 4 and out["net_params"]["residual"] is False
-    assert out["params"]["init_lr"] == 0.01 and out["net_params"]["gate"] == "parallel"
+    assert out["params"]["init_lr"] == 0.01 and out["net_params"]["gate"] == "paper"
     assert out["net_params"]["filters"] == ["low", "high"]
     assert out["gpu"] == {"use": True, "id": 1} and out["data"]["max_graphs"] == 10
     assert cfg["net_params"]["L"] == 8  # the original is untouched
-    assert apply_overrides(cfg, {"gate": "False"})["net_params"]["gate"] == "none"
+    assert apply_overrides(cfg, {"gate": "False"})["net_params"]["gate"] is False
     assert apply_overrides(cfg, {"hidden_dim": "64"})["net_params"]["out_dim"] == 64
 
 
@@ -115,10 +114,11 @@ def test_missing_or_broken_file(tmp_path):
     ("params", "scheduler", "cosine", "scheduler: expected one of plateau, none"),
     ("net_params", "dropout", 1.0, "dropout: must be >= 0 and < 1"),
     ("net_params", "readout", "median", "readout: expected one of mean, sum, max"),
-    ("net_params", "opt", "double", "opt: expected one of over, single, fix"),
-    ("net_params", "gate", "maybe", "gate: expected one of sequential, parallel, none"),
-    ("net_params", "neighbor_aggr_GIN", "lstm", "neighbor_aggr_GIN: expected one of"),
-    ("net_params", "filters", ["low", "low"], "filters: distinct names"),
+    ("net_params", "opt", "double", "net_params.opt: unknown AutoGCN mode 'double'"),
+    ("net_params", "gate", "maybe", "net_params.gate: unknown AutoGCN gate 'maybe'"),
+    ("net_params", "neighbor_aggr_GIN", "lstm", "neighbor_aggr_GIN = 'lstm' does not apply to "
+                                                "AUTOGCN"),
+    ("net_params", "filters", ["low", "low"], "net_params.filters: filters must be distinct"),
     ("data", "max_graphs", 0, "max_graphs: must be >= 1"),
     ("data", "max_graphs", -1, "max_graphs: must be >= 1"),
     ("data", "split", "sideways", "split: expected one of random, balanced, fixed"),
@@ -133,13 +133,22 @@ def test_values_are_range_and_choice_checked(section, key, value, match):
 
 
 def test_older_spellings_are_accepted_as_aliases():
+    """The layers own their options and their other spellings; the config passes them on."""
+    from layers.ap_layer import AdaptivePropagation
+    from layers.autogcn_layer import AutoGCNLayer
+    from nets.gnn_net import NetIO
+    from nets.registry import build_net
+
+    io = NetIO("node", "embedding", 3, 2)
     for old, new in (("release", "sequential"), ("paper", "parallel"), (False, "none")):
         cfg = json.loads(json.dumps(RELEASE_STYLE))
         cfg["net_params"]["gate"] = old
-        assert validate(cfg)["net_params"]["gate"] == new
+        net = build_net("AUTOGCN", io, validate(cfg)["net_params"])
+        assert {m.gate for m in net.modules() if isinstance(m, AutoGCNLayer)} == {new}
     cfg = json.loads(json.dumps(RELEASE_STYLE))
-    cfg["net_params"]["apgcn_mode"] = "release"
-    assert validate(cfg)["net_params"]["apgcn_mode"] == "one_hop"
+    cfg["model"], cfg["net_params"]["apgcn_mode"] = "APGCN", "release"
+    net = build_net("APGCN", io, validate(cfg)["net_params"])
+    assert {m.mode for m in net.modules() if isinstance(m, AdaptivePropagation)} == {"one_hop"}
 
 
 def test_a_directory_as_config_is_named(tmp_path):
@@ -150,7 +159,7 @@ def test_a_directory_as_config_is_named(tmp_path):
 def test_help_text_comes_from_the_schema():
     from train.config import option_help
 
-    assert "{sequential, parallel, none}" in option_help("gate")
+    assert "{mean, sum, max}" in option_help("readout")
     assert "(>= 1)" in option_help("epochs") and "[default 1000]" in option_help("epochs")
 
 
@@ -178,7 +187,7 @@ def test_help_text_comes_from_the_schema():
     ("gpu", "id", 10**30, "gpu.id: must be"),
     ("data", "data_dir", "", "data.data_dir: must not be empty"),
     ("data", "cache_dir", "  ", "data.cache_dir: must not be empty"),
-    ("data", "data_dir", "a" * 300, "data.data_dir: the folder name aaaa"),
+    ("data", "data_dir", "a" * 300, "data.data_dir: the name aaaa"),
     ("data", "data_dir", "x\0y", "NUL"),
 ])
 def test_counts_sizes_nested_types_and_paths(section, key, value, match):
@@ -190,8 +199,8 @@ def test_counts_sizes_nested_types_and_paths(section, key, value, match):
 
 @pytest.mark.parametrize("value,match", [
     ("", "out_dir: must not be empty"),
-    ("b" * 300, "out_dir: the folder name bbbb"),
-    ("/".join(["c" * 200] * 25), "out_dir: the path has 5024 characters"),
+    ("b" * 300, "out_dir: the name bbbb"),
+    ("/".join(["c" * 200] * 25), "out_dir: the path is too long"),
 ])
 def test_bad_out_dir(value, match):
     with pytest.raises(ConfigError, match=re.escape(match)):
@@ -216,12 +225,13 @@ def test_sbm_variant_only_for_pattern(dataset, variant):
     with pytest.raises(ConfigError, match=f"sbm_variant: .* {dataset} has none"):
         validate(cfg)
     cfg["dataset"] = "SBM_PATTERN"
-    assert validate(cfg)["data"]["sbm_variant"] in SBM_VARIANTS
+    assert validate(cfg)["data"]["sbm_variant"] == variant  # the generator reads the alias
 
 
 def test_tilde_is_expanded_in_every_path(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))
-    cfg = dict(RELEASE_STYLE, out_dir="~/runs", data={"data_dir": "~/d", "cache_dir": "~/c"})
+    cfg = dict(RELEASE_STYLE, dataset="MNIST", out_dir="~/runs",
+               data={"data_dir": "~/d", "cache_dir": "~/c"})
     (tmp_path / "cfg.json").write_text(json.dumps(cfg))
     out = load_config("~/cfg.json")
     assert out["out_dir"] == str(tmp_path / "runs")
@@ -261,7 +271,7 @@ def _run(args: list[str]) -> int:
     (["--runs", "1000000000"], "runs: must be >= 1 and <= 1000"),
     (["--dataset", "SBM_CLUSTER", "--sbm_variant", "q20-size20"], "sbm_variant"),
     (["--out_dir", ""], "out_dir: must not be empty"),
-    (["--out_dir", "d" * 300], "out_dir: the folder name"),
+    (["--out_dir", "d" * 300], "out_dir: the name"),
     (["--data_dir", ""], "data_dir: must not be empty"),
     (["--hidden_dim", "1000000000"], "hidden_dim"),
     (["--L", "1000000"], "L: must be"),
@@ -367,3 +377,90 @@ def test_config_path_with_tilde_through_a_main_script(tmp_path, monkeypatch, cap
     err = capsys.readouterr().err.strip()
     assert "epochs: must be >= 1" in err and "not found" not in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.json"]
+
+
+# ------------------------------------------------------------------ options that do not apply
+def _net_keys_read(model: str, dataset: str) -> set[str]:
+    """The net_params keys ``model``'s builder reads for ``dataset``, found independently of the
+    config (a dict that records its lookups) — the set an option must be in to apply."""
+    import torch
+
+    from nets.gnn_net import NetIO
+    from nets.registry import build_net
+    from train.tasks import task_for_dataset
+
+    class Recording(dict):
+        def __getitem__(self, key):
+            seen.add(key)
+            return super().__getitem__(key)
+
+    seen: set[str] = set()
+    task = task_for_dataset(dataset)
+    with torch.device("meta"):
+        build_net(model, NetIO(task.level, task.input_kind, 3, 2),
+                  Recording(validate({"model": model, "dataset": dataset})["net_params"]))
+    return seen
+
+
+@pytest.mark.parametrize("config,option,value,owner", [
+    ("node_classification_GPRGNN_SQUIRREL.json", "K", "5", "GPRGNN"),  # its order: poly_order
+    ("node_classification_GPRGNN_SQUIRREL.json", "K", "16", "GPRGNN"),  # even the default value
+    ("node_classification_AUTOGCN_SQUIRREL.json", "prop_lr", "0.01", "AUTOGCN"),
+    ("node_classification_AUTOGCN_SQUIRREL.json", "jacobi_a", "0.5", "AUTOGCN"),
+    ("node_classification_AUTOGCN_SQUIRREL.json", "self_loop", "True", "AUTOGCN"),
+    ("SBMs_node_clustering_AUTOGCN_PATTERN.json", "split", "balanced", "SBM_PATTERN"),
+    ("molecules_graph_regression_AUTOGCN_ZINC.json", "normalize_features", "True", "ZINC"),
+    ("molecules_graph_regression_AUTOGCN_ZINC.json", "cache_dir", "c", "ZINC"),
+    ("node_classification_AUTOGCN_SQUIRREL.json", "max_graphs", "10", "SQUIRREL"),
+])
+def test_an_option_the_model_or_dataset_does_not_use_is_refused(config, option, value, owner):
+    cfg = load_config(CONFIGS / config)
+    with pytest.raises(ConfigError, match=f"--{option} does not apply to {owner}"):
+        apply_overrides(cfg, {option: value})
+    if option in cfg["net_params"]:
+        assert option not in _net_keys_read(cfg["model"], cfg["dataset"])
+
+
+@pytest.mark.parametrize("model,option,value", [
+    ("GPRGNN", "poly_order", "5"), ("JACOBICONV", "jacobi_a", "0.5"),
+    ("GPRGNN", "prop_lr", "0.01"), ("JACOBICONV", "jacobi_w_lr", "0.01"),
+    ("AUTOGCN", "K", "8"), ("GCN", "self_loop", "True"), ("GIN", "neighbor_aggr_GIN", "max"),
+])
+def test_an_option_the_model_uses_is_taken(model, option, value):
+    cfg = validate({"model": model, "dataset": "SQUIRREL"})
+    out = apply_overrides(cfg, {option: value, "split": "balanced", "normalize_features": "True"})
+    assert str(out["net_params"][option]) == value or out["net_params"][option] == float(value)
+
+
+def test_a_config_file_value_that_does_not_apply_is_refused_unless_the_authors_carry_it():
+    """The authors' files carry the keys of their schema for every model (K for GCN, batch_norm
+    for MLP): those load; any other key set away from its default for a model that ignores it
+    is refused."""
+    gcn = dict(RELEASE_STYLE, model="GCN")
+    gcn["net_params"] = dict(RELEASE_STYLE["net_params"], K=4, batch_norm=False)
+    assert validate(gcn)["net_params"]["K"] == 4
+    with pytest.raises(ConfigError, match=r"net_params.poly_order = 3 does not apply to GCN"):
+        validate(dict(gcn, net_params=dict(gcn["net_params"], poly_order=3)))
+    with pytest.raises(ConfigError, match=r"data.split = 'balanced' does not apply to SBM_CLUSTER"):
+        validate(dict(gcn, data={"split": "balanced"}))
+
+
+def test_the_shipped_configs_run_unchanged_and_their_options_apply():
+    for path in sorted(glob.glob(str(CONFIGS / "*.json"))):
+        apply_overrides(load_config(path), {})  # raises for an option that does not apply
+
+
+def test_a_refused_option_through_a_main_script_is_one_line_exit_2(tmp_path, capsys):
+    code = _run(["--config", str(CONFIGS / "SBMs_node_clustering_AUTOGCN_PATTERN.json"),
+                 "--out_dir", str(tmp_path / "out"), "--use_gpu", "False", "--split", "balanced"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and err == ["error: command line: --split does not apply to SBM_PATTERN "
+                                 "(single-graph node tasks only); leave it out"]
+    assert not (tmp_path / "out").exists()
+
+
+def test_net_wide_settings_are_taken_by_every_model():
+    """Widths, depth, normalisation and dropout are set across models (a table's row): a net
+    without the part takes them as they are."""
+    cfg = validate({"model": "MLP", "dataset": "SQUIRREL"})
+    assert apply_overrides(cfg, {"batch_norm": "False"})["net_params"]["batch_norm"] is False

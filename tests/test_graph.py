@@ -182,3 +182,17 @@ def test_batch_of_cuda_graphs_stays_on_cuda():
     expected = Graph.batch(parts)
     assert edge_list(g.to("cpu")) == edge_list(expected)
     assert torch.equal(g.node_graph_ids().cpu(), expected.node_graph_ids())
+
+
+def test_graphs_derived_from_checked_ones_are_not_checked_again(monkeypatch):
+    # The check reads ids back to the host (a GPU sync): once, where a graph enters.
+    g = Graph([0, 1, 2], [1, 2, 0], 4, edata={"w": torch.rand(3)})
+    checks = []
+    monkeypatch.setattr(Graph, "_validate", lambda self: checks.append(self))
+    batch = Graph.batch([g, g])
+    batch.unbatch()
+    batch.add_self_loops().remove_self_loops()
+    assert checks == []
+    Graph([0], [1], 2)
+    assert len(checks) == 1
+    assert batch.edge_index.tolist() == [[0, 1, 2, 4, 5, 6], [1, 2, 0, 5, 6, 4]]

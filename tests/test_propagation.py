@@ -9,13 +9,8 @@ import numpy as np
 import pytest
 import torch
 
+from autogcn.sparse import CSR_BETA_NOTICE, CSR_INVARIANTS_NOTICE, csr_matrix, sparse_mm
 from data.graph import Graph
-from layers.autograd_functions import (
-    CSR_BETA_NOTICE,
-    CSR_INVARIANTS_NOTICE,
-    csr_matrix,
-    sparse_mm,
-)
 from layers.gcn_layer import GraphConv
 from layers.propagation import (
     Adjacency,

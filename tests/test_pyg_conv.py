@@ -126,19 +126,34 @@ def test_example_refuses_a_root_without_the_raw_files(tmp_path):
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["PubMed", "ind.pubmed.x", "raw"]
 
 
+@pytest.mark.parametrize("content", [b"", b"\x80\x04garbage", b"not a pickle at all"])
+def test_example_reports_unreadable_raw_files_in_one_line(tmp_path, content):
+    raw = tmp_path / "PubMed" / "raw"
+    raw.mkdir(parents=True)
+    for name in ("x", "tx", "allx", "y", "ty", "ally", "graph", "test.index"):
+        (raw / f"ind.pubmed.{name}").write_bytes(content)
+    done = run_example("--root", str(tmp_path), "--epochs", "1", timeout=120)
+    assert done.returncode == 2 and done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: cannot read the PubMed files in ")
+
+
 def test_example_trains_on_the_real_pubmed(tmp_path):
     source = real_data_dir("pubmed", "ind.pubmed.x", "ind.pubmed.graph")
     raw = tmp_path / "PubMed" / "raw"
     raw.mkdir(parents=True)
     for f in source.glob("ind.pubmed.*"):
         (raw / f.name).symlink_to(f.resolve())
-    done = run_example("--root", str(tmp_path), "--epochs", "3")
+    done = run_example("--root", str(tmp_path), "--epochs", "3", "--log-every", "1")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.strip().splitlines()
-    assert [line.split()[:2] for line in lines[:3]] == [["epoch", "1"], ["epoch", "2"],
-                                                         ["epoch", "3"]]
-    val = [float(line.split()[7]) for line in lines[:3]]
-    best = val.index(max(val))
-    assert lines[-1] == (f"best validation accuracy {val[best]:.4f} at epoch {best + 1}: "
-                         f"test accuracy {float(lines[best].split()[9]):.4f}")
+    assert lines[0].startswith("PubMed, random split: 11830 train, 3943 validation, 3944 test")
+    for i, name in enumerate(("AutoGCNConv", "GCNConv")):
+        epochs = lines[1 + 3 * i: 4 + 3 * i]
+        assert [line.split()[:3] for line in epochs] == [[name, "epoch", str(e)]
+                                                         for e in (1, 2, 3)]
+        val = [float(line.split()[8]) for line in epochs]
+        best = val.index(max(val))
+        assert lines[7 + i] == (f"{name:<12} best validation accuracy {val[best]:.4f} at epoch "
+                                f"{best + 1}: test accuracy {float(epochs[best].split()[10]):.4f}")
     assert (tmp_path / "PubMed" / "processed").is_dir()  # PyG processed the raw files itself

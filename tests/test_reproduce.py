@@ -261,10 +261,9 @@ def test_complete_cells_are_skipped_partial_and_stale_ones_rerun(capsys, tmp_pat
 
 
 def test_one_tiny_cell_end_to_end_then_skipped_and_plotted(capsys, tmp_path):
-    extra = ["--epochs", "1", "--max_graphs", "4", "--L", "2", "--hidden_dim", "8",
-             "--runs", "1"]
+    extra = ["--epochs", "1", "--max_graphs", "4", "--L", "2", "--hidden_dim", "8"]
     args = ["ablation", "--only", "wo_low_SBM", "--out_root", str(tmp_path / "out"),
-            "--data_root", str(tmp_path / "data"), "--", *extra]
+            "--data_root", str(tmp_path / "data"), "--runs", "1", "--", *extra]
     assert sweep.main(args) == 0
     folder = tmp_path / "out" / "ablation" / "wo_low_SBM_CLUSTER"
     assert "final test acc" in (folder / "stdout.log").read_text()
@@ -396,10 +395,14 @@ def test_plot_depth_on_fabricated_results(tmp_path):
 
 
 # --------------------------------------------------------------------------- reproduce.sh
-def reproduce_sh(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """``scripts/reproduce.sh ARGS``, killed with its process group after 120 s."""
+def reproduce_sh(*args: str, env: dict[str, str] | None = None,
+                 cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """``scripts/reproduce.sh ARGS`` with this Python (the script's ``PYTHON``: the suite may
+    run in another environment than the checkout's ``.venv``), killed with its process group
+    after 120 s."""
     return run_in_own_group(["bash", str(ROOT / "scripts" / "reproduce.sh"), *args], 120,
-                            cwd=ROOT, env={**os.environ, **(env or {})})
+                            cwd=cwd or ROOT,
+                            env={**os.environ, "PYTHON": sys.executable, **(env or {})})
 
 
 def test_reproduce_sh_usage_and_gpus_without_a_gpu(tmp_path):

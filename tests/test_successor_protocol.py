@@ -183,6 +183,7 @@ class ScriptedLoop:
     stay as built), so what is tested is the runner's bookkeeping."""
 
     steps_per_epoch = 1
+    generator = None  # nothing shuffled (the runner saves a loop's generator with each epoch)
 
     def __init__(self, losses: list[float]) -> None:
         self.losses, self.epoch = losses, -1

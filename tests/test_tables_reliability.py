@@ -27,7 +27,7 @@ import pytest
 
 from scripts import make_tables, sweep
 from tests.test_reproduce import fabricate, first_table
-from train.cli import run_tool
+from train.errors import run_tool
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -23,7 +23,7 @@ from data import sbm, superpixels
 from scripts import benchmark, benchmark_baselines, diagnose, gpu_check, plot_depth, plot_filters
 from tests.data_writers import write_mnist, write_squirrel, write_tiny_zinc
 from tests.helpers import run_in_own_group
-from train import cli
+from train import cli, errors
 
 ROOT = Path(__file__).resolve().parent.parent
 TOOLS = {
@@ -192,7 +192,7 @@ def test_an_earlier_plot_is_kept_when_the_input_is_bad(fx, tmp_path, capsys):
     earlier.write_bytes(b"an earlier figure")
     assert plot_filters.main([str(fx / "ck.pt"), "--out", str(earlier), "--points",
                               "100000000"]) == 2
-    assert "--points: must be between 2 and 100000" in capsys.readouterr().err
+    assert "--points: must be >= 2 and <= 100000" in capsys.readouterr().err
     assert earlier.read_bytes() == b"an earlier figure"
 
 
@@ -282,7 +282,7 @@ def test_plot_filters_within_the_bounds(fx, tmp_path, capsys):
 
 # ----------------------------------------------------------------------------- the checkers
 @pytest.mark.parametrize("checker, text, message", [
-    (cli.int_in(2, 100000), "-1", "must be between 2 and 100000, got -1"),
+    (cli.int_in(2, 100000), "-1", "must be >= 2 and <= 100000, got -1"),
     (cli.int_in(1), "0", "must be >= 1, got 0"),
     (cli.int_in(1), "1.5", "expected an integer, got '1.5'"),
     (cli.float_in(0, 1, (False, True)), "0", "must be > 0 and <= 1, got 0"),
@@ -341,12 +341,32 @@ def _raising(exc: BaseException):
      f"error: no space left on device writing in {Path('out/run').resolve()}"),
     (RuntimeError("boom\nsecond line"), 1, "error: RuntimeError: boom second line"),
     (cli.UsageError("--x: bad"), 2, "error: --x: bad"),
+    (errors.ConfigError("net_params.K: bad"), 2, "error: net_params.K: bad"),
+    (errors.TrainingError("use a larger --batch_size"), 2, "error: use a larger --batch_size"),
+    (errors.Diverged("the loss became nan"), 1, "error: the loss became nan"),
 ])
 def test_run_tool_maps_exceptions_to_exit_codes(exc, code, start, capsys, monkeypatch):
     monkeypatch.delenv("AUTOGCN_TRACEBACK", raising=False)
-    assert cli.run_tool(_raising(exc), []) == code
+    assert errors.run_tool(_raising(exc), []) == code
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(start), err
+
+
+@pytest.mark.parametrize("exc, code", [(errors.Diverged("nan"), 1), (errors.ConfigError("c"), 2),
+                                       (RuntimeError("boom"), 1)])
+def test_the_main_scripts_use_the_same_mapping(exc, code, capsys, monkeypatch):
+    """One mapping for every entry point: the main scripts' runner goes through run_tool."""
+    from train import runner
+    from train.tasks import ZINC
+
+    def fail(*args, **kwargs):
+        raise exc
+
+    monkeypatch.delenv("AUTOGCN_TRACEBACK", raising=False)
+    monkeypatch.setattr(runner, "run_experiment", fail)
+    assert runner.main(ZINC, ["--use_gpu", "False"]) == code
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: ") and "Traceback" not in err[0]
 
 
 def test_sigterm_in_a_tool_is_one_line_and_143(capsys):
@@ -355,7 +375,7 @@ def test_sigterm_in_a_tool_is_one_line_and_143(capsys):
         raise AssertionError("the signal should have stopped the tool")
 
     previous = signal.getsignal(signal.SIGTERM)
-    assert cli.run_tool(main, []) == 143
+    assert errors.run_tool(main, []) == 143
     assert capsys.readouterr().err.strip() == "terminated"
     assert signal.getsignal(signal.SIGTERM) == previous  # restored
 

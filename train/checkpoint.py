@@ -1,9 +1,9 @@
-"""Checkpoints: the one place that writes and reads them.
+"""Checkpoints and run states: the one place that writes and reads them.
 
-A checkpoint is a ``torch.save`` of a plain dict — ``state_dict`` (the net's weights),
-``config`` (the resolved experiment config), ``io`` (the net's input/output sizes, see
-:class:`~nets.gnn_net.NetIO`), ``seed``, ``run`` and ``epoch`` — so it loads with
-``torch.load(weights_only=True)``: no code is unpickled, whichever torch wrote it.
+A checkpoint is a plain dict (``state_dict``, ``config``, ``io`` — see
+:class:`~nets.gnn_net.NetIO` — ``seed``, ``run``, ``epoch``); a run's state (``state.pt``,
+:mod:`train.resume`) is plain values and tensors with a format version and a digest. Both load
+with ``torch.load(weights_only=True)``: no code is unpickled, whichever torch wrote them.
 """
 
 from __future__ import annotations
@@ -11,36 +11,45 @@ from __future__ import annotations
 import io as _io
 import os
 import pickle
+import random
 import warnings
+import zlib
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from torch import nn
 
 from nets.gnn_net import NetIO
 from nets.registry import build_net
-from train.cli import first_line
+from train.errors import CheckpointError, first_line
 from train.results import write_atomic
 
 REQUIRED = ("state_dict", "config", "io")
 
 
-class CheckpointError(ValueError):
-    """A file that is not a usable checkpoint of this project; the message says why."""
-
-
-def save_checkpoint(path: str | os.PathLike, model: nn.Module, cfg: dict[str, Any], io: NetIO,
-                    seed: int, run: int, epoch: int) -> None:
-    """Write atomically: a crash or a full disk mid-write leaves the previous checkpoint in
-    place and no temporary file (:class:`~data.files.WriteError` names the folder).
-
-    The checkpoint is serialised in memory first, so a failed write is a plain ``OSError`` of
-    the file, not one of torch's own errors from inside its zip writer."""
+def _save(path: str | os.PathLike, obj: dict[str, Any]) -> None:
+    """``torch.save`` in memory, then one atomic write: a crash or a full disk leaves the
+    previous file in place and fails as a plain ``OSError`` of the file
+    (:class:`~data.files.WriteError` names the folder), not inside torch's zip writer."""
     buffer = _io.BytesIO()
-    torch.save({"state_dict": model.state_dict(), "config": cfg, "io": io.as_dict(),
-                "seed": seed, "run": run, "epoch": epoch}, buffer)
+    torch.save(obj, buffer)
     write_atomic(path, buffer.getvalue())
+
+
+def _load(path: str | os.PathLike) -> Any:
+    with warnings.catch_warnings():  # torch warns about foreign pickles before refusing them
+        warnings.simplefilter("ignore")
+        return torch.load(path, map_location="cpu", weights_only=True)
+
+
+def save_checkpoint(path: str | os.PathLike, model: nn.Module | dict[str, torch.Tensor],
+                    cfg: dict[str, Any], io: NetIO, seed: int, run: int, epoch: int) -> None:
+    """Write a checkpoint of ``model`` (the net, or its ``state_dict``) atomically."""
+    weights = model if isinstance(model, dict) else model.state_dict()
+    _save(path, {"state_dict": weights, "config": cfg, "io": io.as_dict(), "seed": seed,
+                 "run": run, "epoch": epoch})
 
 
 def load_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
@@ -51,9 +60,7 @@ def load_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
     if not path.is_file():
         raise CheckpointError(f"checkpoint not found: {path}")
     try:
-        with warnings.catch_warnings():  # torch warns about foreign pickles before refusing them
-            warnings.simplefilter("ignore")
-            ckpt = torch.load(path, map_location="cpu", weights_only=True)
+        ckpt = _load(path)
     except pickle.UnpicklingError:
         raise CheckpointError(f"{path} is not a readable checkpoint (not written by torch.save, "
                               "or it holds objects other than tensors and plain values)") from None
@@ -99,3 +106,96 @@ def model_from_checkpoint(ckpt: dict[str, Any], io: NetIO | None = None) -> nn.M
         raise CheckpointError(f"the checkpoint's weights do not fit its model "
                               f"{cfg.get('model')!r}: {detail[:200]}") from None
     return net.eval()
+
+
+# ----------------------------------------------------------------------------- run state
+#: The state file of a run folder: what an unfinished run needs to continue (see save_state).
+STATE_FILE = "state.pt"
+#: Version of the state file's layout; a state of another version is refused, not guessed at.
+STATE_FORMAT = 1
+
+
+class ResumeError(CheckpointError):
+    """A run folder that cannot be continued (another config, other data, a damaged state)."""
+
+
+def save_state(path: str | os.PathLike, state: dict[str, Any]) -> None:
+    """Write a run's state atomically, with its format version and a digest: torch checks no
+    checksum on reading, so a flipped byte would otherwise load silently."""
+    _save(path, {"format": STATE_FORMAT, "digest": state_digest(state), "state": state})
+
+
+def load_state(path: str | os.PathLike) -> dict[str, Any]:
+    """The state saved at ``path`` (on the CPU); :class:`ResumeError` if the file is truncated,
+    damaged, or of another format version."""
+    try:
+        saved = _load(path)
+    except Exception as err:  # a truncated or garbled zip fails in many ways, all meaning "no"
+        raise ResumeError(f"the run state {path} is damaged or truncated "
+                          f"({first_line(err)[:120]})") from None
+    if not isinstance(saved, dict) or not {"format", "digest", "state"} <= set(saved):
+        raise ResumeError(f"{path} is not a run state of this project")
+    if saved["format"] != STATE_FORMAT:
+        raise ResumeError(f"the run state {path} has format {saved['format']}, this code reads "
+                          f"format {STATE_FORMAT}")
+    if saved["digest"] != state_digest(saved["state"]):
+        raise ResumeError(f"the run state {path} is damaged (its contents do not match its "
+                          "digest)")
+    return saved["state"]
+
+
+def state_digest(obj: Any) -> str:
+    """A CRC-32 (it tells damage, not tampering) of nested dicts, lists, scalars and tensors,
+    independent of dict order."""
+    crc = 0
+
+    def feed(value: Any) -> None:
+        nonlocal crc
+        if isinstance(value, torch.Tensor):
+            flat = value.detach().cpu().contiguous().reshape(-1)
+            crc = zlib.crc32(f"T{value.dtype}{tuple(value.shape)}".encode(), crc)
+            if flat.numel():
+                crc = zlib.crc32(flat.view(torch.uint8).numpy(), crc)
+        elif isinstance(value, dict):
+            crc = zlib.crc32(f"D{len(value)}".encode(), crc)
+            for key in sorted(value, key=repr):
+                feed(key)
+                feed(value[key])
+        elif isinstance(value, (list, tuple)):
+            crc = zlib.crc32(f"L{len(value)}".encode(), crc)
+            for item in value:
+                feed(item)
+        else:
+            crc = zlib.crc32(f"V{value!r};".encode(), crc)
+
+    feed(obj)
+    return f"crc32:{crc:08x}"
+
+
+def rng_state(generator: torch.Generator | None = None) -> dict[str, Any]:
+    """The random states a run draws from (torch, CUDA, numpy, ``random``, the loader's
+    ``generator``) as plain values and tensors."""
+    _, keys, pos, has_gauss, gauss = np.random.get_state()
+    version, internal, gauss_next = random.getstate()
+    return {
+        "torch": torch.get_rng_state(),
+        # only where CUDA is in use: asking starts it on every visible device
+        "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else [],
+        "numpy": [torch.from_numpy(keys.astype(np.int64)), int(pos), int(has_gauss),
+                  float(gauss)],
+        "python": [version, list(internal), gauss_next],
+        "loader": generator.get_state() if generator is not None else None,
+    }
+
+
+def set_rng_state(state: dict[str, Any], generator: torch.Generator | None = None) -> None:
+    """Put back what :func:`rng_state` saved."""
+    torch.set_rng_state(state["torch"])
+    if state["cuda"] and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+    keys, pos, has_gauss, gauss = state["numpy"]
+    np.random.set_state(("MT19937", keys.numpy().astype(np.uint32), pos, has_gauss, gauss))
+    version, internal, gauss_next = state["python"]
+    random.setstate((version, tuple(internal), gauss_next))
+    if generator is not None and state["loader"] is not None:
+        generator.set_state(state["loader"])

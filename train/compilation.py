@@ -1,26 +1,9 @@
 """``torch.compile`` for the dense parts of a net (the config's ``params.compile``).
 
-A layer spends most of its time outside its sparse products in short elementwise, memory-bound
-steps: building the filter inputs, gates, graph norm, batch norm, activation, residual. Eager
-PyTorch runs each as its own pass over memory; the compiler fuses them (C++/OpenMP loops on a
-CPU, Triton kernels on a GPU). The sparse products and the graph objects stay eager: only the
-methods a module names in its ``compiled_regions`` class attribute are compiled, and those
-take and return tensors only (the regions are listed in ``docs/performance.md``). Each region
-is compiled once for every module of its class (the compiler treats a module's parameters as
-inputs) with dynamic shapes, so batches of other sizes reuse it; a region called from another
-compiled region is traced into it.
-
-``params.compile``:
-
-* ``"on"`` (``true``): compile; ``"off"`` (``false``): eager;
-* ``"auto"`` (default): compile when the run is long enough to repay the warm-up (at least
-  :data:`MIN_STEPS` optimiser steps in all), ``params.deterministic`` is off and the toolchain
-  works, else eager.
-
-Whatever stops compiling — a torch older than :data:`MIN_TORCH`, no working C++ compiler on
-a CPU machine (or no Triton on a GPU), a region the compiler rejects while training — falls
-back to eager execution with one log line; results are the same either way (within float32
-rounding; ``tests/test_compilation.py``).
+Only the methods a module names in ``compiled_regions`` are compiled, once per class, with
+dynamic shapes. ``"auto"`` compiles runs of at least :data:`MIN_STEPS` optimiser steps without
+``params.deterministic`` where the toolchain works; whatever fails to compile runs eagerly, with
+one log line. The regions and the measurements: docs/performance.md.
 """
 
 from __future__ import annotations
@@ -33,7 +16,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from train.cli import first_line
+from train.errors import first_line
 
 log = logging.getLogger("autogcn")
 
@@ -57,9 +40,8 @@ def torch_version() -> tuple[int, int]:
 
 
 def unavailable(device: torch.device) -> str | None:
-    """Why compiling cannot work on ``device`` here (``None``: it can). The first call per
-    device type compiles and runs a two-operation function, which finds a missing C++ compiler,
-    a broken Triton or an unsupported torch before training starts."""
+    """Why compiling cannot work on ``device`` here (``None``: it can), found by compiling a
+    two-operation function once per device type (a missing C++ compiler, a broken Triton)."""
     if torch_version() < MIN_TORCH:
         return (f"torch {torch.__version__} is older than "
                 f"{'.'.join(map(str, MIN_TORCH))}")
@@ -75,9 +57,8 @@ def unavailable(device: torch.device) -> str | None:
 
 def decide(setting: str | bool, device: torch.device, steps: int,
            deterministic: bool = False) -> tuple[bool, str]:
-    """Whether to compile, and the reason in words, for ``params.compile = setting`` and a run
-    of ``steps`` optimiser steps. ``"auto"`` stays eager under ``params.deterministic`` (the
-    compiler's kernels and autotuning are outside what that option pins down)."""
+    """Whether to compile, and why in words, for ``params.compile = setting`` and a run of
+    ``steps`` optimiser steps (``"auto"`` stays eager under ``params.deterministic``)."""
     setting = ALIASES.get(setting, setting)
     if setting == "off":
         return False, "off (params.compile)"
@@ -114,10 +95,8 @@ def compile_regions(net: nn.Module) -> int:
 
 
 def _raise_recompile_limit() -> None:
-    """A region gets one compiled variant per combination of what it specialises on (feature
-    width, train or eval, grad mode, which optional inputs are given); a net with several
-    widths can pass torch's default of 8 variants per region, after which the region would
-    silently run eagerly."""
+    """One compiled variant per width, mode and set of inputs: a net can pass torch's default
+    of 8 per region, after which the region would silently run eagerly."""
     config = torch._dynamo.config
     name = "recompile_limit" if hasattr(config, "recompile_limit") else "cache_size_limit"
     setattr(config, name, max(getattr(config, name), RECOMPILE_LIMIT))

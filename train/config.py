@@ -1,15 +1,10 @@
 """Experiment configuration: the authors' JSON schema, validated on load, defaults in one place.
 
-A config has the sections of the benchmarking-gnns release::
-
-    {"gpu": {"use", "id"}, "model", "dataset", "out_dir",
-     "params": {...training...}, "net_params": {...architecture...}}
-
-plus an optional ``"data"`` section of this project (where the data lives). Keys starting with
-``_`` (e.g. ``"_note"``) are comments. Every other unknown key is an error that names the key, so a
-typo never silently falls back to a default. Each key's type, default, allowed values or range
-and help text are declared once, in :data:`SCHEMA`; the command line (``--key value``) and its
-``--help`` are generated from it, and every value is checked before anything is written.
+The sections of the benchmarking-gnns release (``gpu``, ``model``, ``dataset``, ``out_dir``,
+``params``, ``net_params``) plus this project's ``data``. Each key's type, default, range and
+help are declared once, in :data:`SCHEMA` (the command line and its ``--help`` come from it);
+an unknown key is an error (``_``-keys are comments). A model's own options are checked by its
+layers: the net is built on the ``meta`` device at load (:func:`check_applies`).
 """
 
 from __future__ import annotations
@@ -18,39 +13,36 @@ import copy
 import json
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from data.loaders import SOURCE_CHOICES
+import torch
+
+from data.files import output_problem
+from data.loaders import data_options
 from data.node_datasets import EDGE_DIRECTIONS, SPLIT_MODES
-from data.sbm import SBM_VARIANT_ALIASES, SBM_VARIANTS, check_variant
-from layers.ap_layer import AP_MODE_ALIASES, AP_MODES
-from layers.autogcn_layer import FILTERS, GATE_ALIASES, GATES, MODES
-from layers.gin_layer import AGGREGATORS as GIN_AGGREGATORS
-from layers.graphsage_layer import SAGE_AGGREGATORS
-from layers.propagation import READOUTS, SOURCE_DEGREES
-from train.cli import output_problem
+from data.sbm import check_variant
+from layers.autogcn_layer import FILTERS
+from layers.propagation import READOUTS
+from nets.gnn_net import NetIO
+from nets.registry import GROUP_SETTINGS, MODELS, build_net, uses_self_loops
 from train.compilation import ALIASES as COMPILE_ALIASES
 from train.compilation import SETTINGS as COMPILE_SETTINGS
+from train.errors import ConfigError
 from train.stopping import EARLY_STOP_RULES
-
-
-class ConfigError(ValueError):
-    """A configuration problem, with a message naming the offending key or value."""
+from train.tasks import Task, task_for_dataset
 
 
 @dataclass(frozen=True)
 class Field:
     """One config key: accepted types, default, and the values it may take.
 
-    ``default=None`` means "decided later" (the task's or the data's default) and makes ``null``
-    a valid value; for every other key ``null`` is an error. ``choices`` are the canonical
-    values, ``aliases`` other accepted spellings mapped to them (the authors' ``gate: true``).
-    ``low``/``high`` bound numbers (``inclusive`` says whether the bounds are allowed).
-    ``items`` are the types a list value's elements may have (a list is never nested).
-    ``path`` marks a file-system path: ``~`` is expanded, and empty or over-long names are
-    refused before anything is written.
+    ``default=None``: decided later, and ``null`` is valid (for no other key). ``aliases`` map
+    other spellings to ``choices`` (the authors' ``gate: true``); ``items``: the types of a list's
+    elements; ``path``: a folder (``~`` expanded, bad names refused). ``shared``: where a key the
+    model or dataset does not use is accepted (:func:`check_applies`): ``"all"`` net-wide
+    settings, ``"files"`` keys the authors' files carry for every model, ``""`` nowhere.
     """
 
     types: tuple[type, ...]
@@ -63,6 +55,7 @@ class Field:
     inclusive: tuple[bool, bool] = (True, True)
     items: tuple[type, ...] = ()
     path: bool = False
+    shared: str = ""
 
 
 # Seeds feed numpy's legacy generator, which takes 0 <= seed < 2**32; runs use seed, seed + 1, ...
@@ -72,31 +65,29 @@ MAX_RUNS = 1000  # the seed list and the per-run records stay small
 # published configs stay far below them.
 MAX_LAYERS = 256
 MAX_WIDTH = 8192
-# Longest path accepted for a folder key: PATH_MAX (4096 on Linux) less room for the run
-# folder, checkpoint and event file names appended below it.
-MAX_PATH_CHARS = 3800
-MAX_NAME_BYTES = 255  # NAME_MAX of common file systems (ext4, xfs, btrfs, tmpfs)
 
 
-def _int(default: Any, help: str, low: int | None = None, high: int | None = None) -> Field:
-    return Field((int,), default, help, low=low, high=high)
+def _int(default: Any, help: str, low: int | None = None, high: int | None = None,
+         shared: str = "") -> Field:
+    return Field((int,), default, help, low=low, high=high, shared=shared)
 
 
 def _float(default: Any, help: str, low: float | None = None, high: float | None = None,
-           inclusive: tuple[bool, bool] = (True, True)) -> Field:
-    return Field((float,), default, help, low=low, high=high, inclusive=inclusive)
+           inclusive: tuple[bool, bool] = (True, True), shared: str = "") -> Field:
+    return Field((float,), default, help, low=low, high=high, inclusive=inclusive, shared=shared)
 
 
 def _path(help: str, default: Any = None) -> Field:
     return Field((str,), default, help, path=True)
 
 
-def _bool(default: Any, help: str) -> Field:
-    return Field((bool,), default, help)
+def _bool(default: Any, help: str, shared: str = "") -> Field:
+    return Field((bool,), default, help, shared=shared)
 
 
-def _choice(default: Any, help: str, choices: tuple, aliases: Mapping | None = None) -> Field:
-    return Field((str,), default, help, choices=choices, aliases=aliases or {})
+def _choice(default: Any, help: str, choices: tuple | None = None,
+            shared: str = "") -> Field:
+    return Field((str,), default, help, choices=choices, shared=shared)
 
 
 _UNUSED = "accepted so the authors' config files run unchanged; no effect here"
@@ -110,10 +101,8 @@ SCHEMA: dict[str, dict[str, Field]] = {
                    1023),
     },
     "params": {
-        "seed": _int(41, "first run seed when --seed is given on the command line (runs use "
-                         "seed, seed+1, ...); otherwise the release's seeds 4565, 7432, ... are "
-                         "used and this key only documents the authors' value; seed + runs "
-                         "- 1 must stay below 2**32", 0, MAX_SEED),
+        "seed": _int(41, "first run seed (runs use seed, seed+1, ...) when --seed is given; "
+                         "otherwise the release's seeds 4565, 7432, ...", 0, MAX_SEED),
         "epochs": _int(1000, "maximum epochs per run", 1),
         "batch_size": _int(128, "graphs per mini-batch", 1),
         "init_lr": _float(1e-3, "initial Adam learning rate", 0.0, inclusive=(False, True)),
@@ -129,46 +118,39 @@ SCHEMA: dict[str, dict[str, Field]] = {
                                    "single-graph node classification as in the release)",
                              ("plateau", "none")),
         "early_stop": _choice("none", "which epoch's weights are kept and when a run stops "
-                                      "early: none (the best validation metric; stop at min_lr, "
-                                      "max_time or epochs), val_loss_window (GPR-GNN, BernNet, "
-                                      "ChebNetII: the lowest validation loss; stop once the "
-                                      "validation loss exceeds the mean of the previous "
-                                      "early_stop_patience epochs) or val_metric_patience "
-                                      "(JacobiConv: the last epoch whose validation metric is at "
-                                      "least the best so far; stop after early_stop_patience "
-                                      "epochs without one)", EARLY_STOP_RULES),
+                                      "early: none (the release), val_loss_window (GPR-GNN, "
+                                      "BernNet, ChebNetII) or val_metric_patience (JacobiConv); "
+                                      "train/stopping.py", EARLY_STOP_RULES),
         "early_stop_patience": _int(200, "epochs for early_stop (the papers use 200)", 1),
-        "deterministic": _bool(False, "repeatable runs: torch's deterministic algorithms "
-                                      "(cuDNN/cuBLAS settings included) and seeded loader "
-                                      "workers, so the same seed on the same device gives "
-                                      "identical metrics; slower (docs/performance.md)"),
+        "deterministic": _bool(False, "repeatable runs: the same seed on the same device gives "
+                                      "identical metrics; slower (docs/reproducing.md)"),
         "compile": Field((bool, str), "auto",
-                         "torch.compile the dense parts of the net (gates, post-processing, "
-                         "readouts): on (true), off (false) or auto (on for runs of at least "
-                         "2000 optimiser steps where the compiler works, off with "
-                         "deterministic; docs/performance.md)", COMPILE_SETTINGS, COMPILE_ALIASES),
+                         "torch.compile the dense parts of the net: on (true), off (false) or "
+                         "auto (docs/performance.md)", COMPILE_SETTINGS, COMPILE_ALIASES),
     },
     "net_params": {
-        "L": _int(4, "graph layers", 1, MAX_LAYERS),
-        "hidden_dim": _int(90, "hidden width (per head for GAT)", 1, MAX_WIDTH),
+        "L": _int(4, "graph layers", 1, MAX_LAYERS, shared="all"),
+        "hidden_dim": _int(90, "hidden width (per head for GAT)", 1, MAX_WIDTH, shared="all"),
         "out_dim": _int(None, "width of the last graph layer (default: hidden_dim)", 1,
-                        MAX_WIDTH),
-        "residual": _bool(True, "residual connections (where widths match)"),
-        "readout": _choice("mean", "graph readout", READOUTS),
-        "in_feat_dropout": _float(0.0, "dropout on the embedded input", **_DROPOUT),
-        "dropout": _float(0.0, "dropout in the layers", **_DROPOUT),
-        "graph_norm": _bool(True, "graph-size normalisation (x / sqrt(N_g))"),
-        "batch_norm": _bool(True, "batch normalisation in every layer"),
-        "self_loop": _bool(False, "add self-loops (GCN, GAT, SGC only; never AutoGCN)"),
+                        MAX_WIDTH, shared="all"),
+        "residual": _bool(True, "residual connections (where widths match)", shared="all"),
+        "readout": Field((str,), "mean", "graph readout", READOUTS, shared="all"),
+        "in_feat_dropout": _float(0.0, "dropout on the embedded input", **_DROPOUT, shared="all"),
+        "dropout": _float(0.0, "dropout in the layers", **_DROPOUT, shared="all"),
+        "graph_norm": _bool(True, "graph-size normalisation (x / sqrt(N_g))", shared="all"),
+        "batch_norm": _bool(True, "batch normalisation in every layer", shared="all"),
+        "self_loop": _bool(False, "add self-loops (GCN, GAT, SGC only; never AutoGCN)",
+                           shared="files"),
         "builtin": _bool(True, _UNUSED),
         # AutoGCN
         "K": _int(16, "AutoGCN: size of the over-parameterisation grid (not a hop count)", 1,
-                  1024),
+                  1024, shared="files"),
         "num_filters": _int(1, "AutoGCN: parallel filter banks, summed (the layer's "
-                               "`num_banks`)", 1, 64),
-        "opt": _choice("over", "AutoGCN filter parameterisation (the layer's `mode`)", MODES),
-        "gate": Field((bool, str), "sequential", "AutoGCN complementary gate (true = "
-                      "sequential, false = none)", GATES, GATE_ALIASES),
+                               "`num_banks`)", 1, 64, shared="files"),
+        "opt": _choice("over", "AutoGCN filter parameterisation (the layer's `mode`)",
+                      shared="files"),
+        "gate": Field((bool, str), "sequential", "AutoGCN complementary gate (the layer's "
+                      "`gate`; true = sequential, false = none)", shared="files"),
         "filters": Field((list, str), list(FILTERS), "AutoGCN filters to use, e.g. low,high",
                          items=(str,)),
         "single_a_init": _float(0.0, "AutoGCN mode single: initial a (the release's 0 never "
@@ -179,21 +161,20 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "pseudo_dim_MoNet": _int(2, "MoNet pseudo-coordinate width", 1, 64),
         "n_mlp_GIN": _int(2, "GIN: linear layers per update MLP", 1, 64),
         "learn_eps_GIN": _bool(True, "GIN: learn epsilon"),
-        "neighbor_aggr_GIN": _choice("sum", "GIN neighbour aggregation", GIN_AGGREGATORS),
-        "sage_aggregator": _choice("mean", "GraphSAGE aggregator", SAGE_AGGREGATORS),
+        "neighbor_aggr_GIN": _choice("sum", "GIN neighbour aggregation (the layer's `aggregator`)"),
+        "sage_aggregator": _choice("mean", "GraphSAGE aggregator (the layer's `aggregator`)"),
         "gated": _bool(False, "MLP: the release's gated variant"),
         "n_iter": _int(10, "APGCN: maximum propagation steps", 1, 1000),
         "prop_penalty": _float(0.05, "APGCN: propagation penalty in the loss", 0.0),
         "apgcn_mode": _choice("one_hop", "APGCN: one_hop propagates the layer input at every "
                                          "step (the release), adaptive the previous step (the "
-                                         "AP-GCN paper)", AP_MODES, AP_MODE_ALIASES),
+                                         "AP-GCN paper)"),
         "apgcn_linear_layers": _int(None, "APGCN: linear layers before the propagation on "
                                           "batched graphs (default L - 1)", 0, MAX_LAYERS),
         "sgc_k": _int(2, "SGC: propagation steps", 1, 1000),
         "gcn_source_degree": _choice("in", "GCN: scale a message by its source's in-degree (the "
                                            "release, DGL 0.4) or out-degree (DGL 2's GraphConv "
-                                           "norm='both'); differs on directed graphs only",
-                                     SOURCE_DEGREES),
+                                           "norm='both'); differs on directed graphs only"),
         # AutoGCN's successors: GPRGNN, BERNNET, CHEBNETII, JACOBICONV (nets/successors.py)
         "poly_order": _int(10, "GPRGNN/BERNNET/CHEBNETII/JACOBICONV: polynomial order K "
                                "(propagation hops; 10 in every paper)", 1, 100),
@@ -230,8 +211,8 @@ SCHEMA: dict[str, dict[str, Field]] = {
     "data": {
         "data_dir": _path("data folder (default: datasets/ or datasets/<DATASET>)"),
         "data_source": _choice(None, "where the data comes from (default: generate for SBM, "
-                                     "raw files otherwise); dgl and pyg download",
-                               SOURCE_CHOICES),
+                                     "raw files otherwise; the dataset's docstring lists what "
+                                     "it offers); dgl and pyg download"),
         "max_graphs": _int(None, "use only the first N graphs of each split", 1),
         "cache_dir": _path("superpixel graph cache (default ~/.cache/autogcn)"),
         "workers": _int(None, "processes building superpixel graphs (default: all CPUs)", 1,
@@ -254,8 +235,7 @@ SCHEMA: dict[str, dict[str, Field]] = {
                                            "NormalizeFeatures (the successors' code does, on "
                                            "every dataset)"),
         "sbm_variant": _choice(None, "SBM_PATTERN only: generator variant (data/sbm.py; "
-                                     "default the notebook's final settings)", SBM_VARIANTS,
-                               SBM_VARIANT_ALIASES),
+                                     "default the notebook's final settings)"),
     },
 }
 TOP_LEVEL: dict[str, Field] = {
@@ -289,8 +269,11 @@ def _check(where: str, value: Any, spec: Field) -> Any:
         raise ConfigError(f"{where}: expected {names}, got {_type_name(value)} ({value!r})")
     if isinstance(value, list):
         _check_items(where, value, spec.items)
-    if spec.path:
-        return _check_path(where, value)
+    if spec.path:  # every path key names a folder: one that cannot be is refused now
+        problem = output_problem(value, "folder", writable=False)
+        if problem:
+            raise ConfigError(f"{where}: {problem}")
+        return os.path.expanduser(value)
     if spec.choices is not None and value not in spec.choices:
         valid = ", ".join(map(str, spec.choices))
         if spec.aliases:
@@ -298,12 +281,10 @@ def _check(where: str, value: Any, spec: Field) -> Any:
         raise ConfigError(f"{where}: expected one of {valid}, got {value!r}")
     if isinstance(value, float) and not math.isfinite(value):
         raise ConfigError(f"{where}: must be a finite number, got {value}")
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        low_ok = spec.low is None or (value >= spec.low if spec.inclusive[0] else value > spec.low)
-        high_ok = spec.high is None or (value <= spec.high if spec.inclusive[1]
-                                        else value < spec.high)
-        if not (low_ok and high_ok):
-            raise ConfigError(f"{where}: must be {_range_text(spec)}, got {value}")
+    bounds = (spec.low, spec.high, spec.inclusive)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and not in_range(
+            value, *bounds):
+        raise ConfigError(f"{where}: must be {range_text(*bounds)}, got {value}")
     return value
 
 
@@ -317,56 +298,31 @@ def _check_items(where: str, value: list, items: tuple[type, ...]) -> None:
                               f"({item!r})")
 
 
-def _check_path(where: str, value: str) -> str:
-    """A path value with ``~`` expanded; empty, NUL-holding or over-long paths are refused
-    (they would write into the current folder, or fail only once a run has started)."""
-    if not value.strip():
-        raise ConfigError(f"{where}: must not be empty (leave the key out for its default, or "
-                          "give . for the current folder)")
-    if "\0" in value:
-        raise ConfigError(f"{where}: contains a NUL character")
-    path = os.path.expanduser(value)
-    long = [p for p in path.split(os.sep) if len(os.fsencode(p)) > MAX_NAME_BYTES]
-    if long:
-        raise ConfigError(f"{where}: the folder name {long[0][:40]}... has "
-                          f"{len(os.fsencode(long[0]))} bytes; file systems allow "
-                          f"{MAX_NAME_BYTES}")
-    if len(path) > MAX_PATH_CHARS:
-        raise ConfigError(f"{where}: the path has {len(path)} characters; at most "
-                          f"{MAX_PATH_CHARS} leave room for the files written below it")
-    # Every path key names a folder: a file there (or on the way) is refused now, not after
-    # the data has loaded (the tools' --data_dir, --cache_dir and --out do the same check).
-    problem = output_problem(path, "folder", writable=False)
-    if problem:
-        raise ConfigError(f"{where}: {problem}")
-    return path
-
-
-def _range_text(spec: Field) -> str:
-    def num(v: float) -> str:  # integers in full (a seed bound of 4.29497e+09 says little)
+def range_text(low: float | None, high: float | None,
+               inclusive: tuple[bool, bool] = (True, True)) -> str:
+    """``>= low and < high`` (integers in full: a seed bound of 4.29497e+09 says little)."""
+    def num(v: float) -> str:
         return str(int(v)) if float(v).is_integer() and abs(v) < 1e16 else f"{v:g}"
 
-    parts = []
-    if spec.low is not None:
-        parts.append(f"{'>=' if spec.inclusive[0] else '>'} {num(spec.low)}")
-    if spec.high is not None:
-        parts.append(f"{'<=' if spec.inclusive[1] else '<'} {num(spec.high)}")
+    parts = [f"{'>=' if inclusive[0] else '>'} {num(low)}"] if low is not None else []
+    if high is not None:
+        parts.append(f"{'<=' if inclusive[1] else '<'} {num(high)}")
     return " and ".join(parts)
 
 
-def _normalise(cfg: dict[str, Any], raw: Mapping[str, Any]) -> None:
-    """Canonical forms of values with several spellings and checks across keys (``raw``: the
-    values as given, for messages that quote what the user typed)."""
+def in_range(value: float, low: float | None, high: float | None,
+             inclusive: tuple[bool, bool] = (True, True)) -> bool:
+    return ((low is None or (value >= low if inclusive[0] else value > low))
+            and (high is None or (value <= high if inclusive[1] else value < high)))
+
+
+def _normalise(cfg: dict[str, Any]) -> None:
+    """Canonical forms of values with several spellings, and checks across keys."""
     net = cfg["net_params"]
     if net["out_dim"] is None:
         net["out_dim"] = net["hidden_dim"]
-    filters = net["filters"]
-    if isinstance(filters, str):
-        filters = [f.strip() for f in filters.split(",") if f.strip()]
-    if not filters or not set(filters) <= set(FILTERS) or len(set(filters)) != len(filters):
-        raise ConfigError(f"net_params.filters: distinct names from {', '.join(FILTERS)}; "
-                          f"got {filters!r}")
-    net["filters"] = list(filters)
+    if isinstance(net["filters"], str):  # checked by the layer
+        net["filters"] = [f.strip() for f in net["filters"].split(",") if f.strip()]
     if cfg["data"]["split_ratio"] is not None:
         cfg["data"]["split_ratio"] = parse_split_ratio(cfg["data"]["split_ratio"])
     params = cfg["params"]
@@ -374,12 +330,87 @@ def _normalise(cfg: dict[str, Any], raw: Mapping[str, Any]) -> None:
         raise ConfigError(f"params.seed: runs use seeds {params['seed']} to "
                           f"{params['seed'] + params['runs'] - 1}, but seeds must stay below "
                           f"2**32: use a seed of at most {MAX_SEED - params['runs'] + 1}")
-    variant, dataset = cfg["data"]["sbm_variant"], cfg["dataset"]
-    if variant is not None and dataset is not None:
-        try:  # the spelling the user typed (an alias such as final), not its canonical name
-            check_variant(dataset, raw.get("data", {}).get("sbm_variant", variant))
-        except ValueError as err:
-            raise ConfigError(f"data.sbm_variant: {err}") from None
+    data, dataset = cfg["data"], cfg["dataset"]
+    if _task(dataset) is None:  # the runner names an unknown dataset
+        return
+    try:
+        check_variant(dataset, data["sbm_variant"])
+    except ValueError as err:
+        raise ConfigError(f"data.sbm_variant: {err}") from None
+
+
+def _task(dataset: str | None) -> Task | None:
+    try:
+        return task_for_dataset(dataset) if dataset else None
+    except ValueError:
+        return None
+
+
+class _Reads(dict):
+    """``net_params`` that remember which keys the model's code read."""
+
+    def __init__(self, values: Mapping[str, Any]) -> None:
+        super().__init__(values)
+        self.read: set[str] = set()
+
+    def __getitem__(self, key: str) -> Any:
+        self.read.add(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.read.add(key)
+        return super().get(key, default)
+
+
+def _net_options(cfg: dict[str, Any], origin: str) -> set[str]:
+    """Build the config's net on the ``meta`` device, so its layers check their own options
+    (:class:`ConfigError`). Returns the ``net_params`` keys it read or its parameter groups use."""
+    model, net = cfg["model"], cfg["net_params"]
+    if model not in MODELS:
+        raise ConfigError(f"{origin}: unknown model {model!r}; known: {', '.join(sorted(MODELS))}")
+    task = _task(cfg["dataset"])
+    io = NetIO(task.level, task.input_kind, 2, 2) if task else NetIO("graph", "embedding", 2, 2)
+    reads = _Reads(net)
+    try:
+        with torch.device("meta"):
+            built = build_net(model, io, reads)
+    except ValueError as err:
+        # The layer's message quotes the bad value: name the key that holds it, preferring one
+        # set away from its default.
+        given = [k for k, v in net.items() if isinstance(v, (str, list)) and repr(v) in str(err)]
+        given.sort(key=lambda k: net[k] == SCHEMA["net_params"][k].default)
+        where = f"net_params.{given[0]}" if given else "net_params"
+        raise ConfigError(f"{origin}: {where}: {err}") from None
+    uses_self_loops(model, reads)
+    groups = {name for module in built.modules()
+              if callable(getattr(module, "coefficient_groups", None))
+              for name in module.coefficient_groups()}
+    return reads.read | {key for name in groups for key in GROUP_SETTINGS[name]}
+
+
+def check_applies(cfg: dict[str, Any], origin: str, command_line: Iterable[str] = ()) -> None:
+    """:class:`ConfigError` for an option set on purpose (on the ``command_line``, or off its
+    default in a file) that the model or the dataset does not use: a ``net_params`` key the net
+    does not read, a ``data`` key the loader does not take (:func:`data.loaders.data_options`).
+    ``Field.shared`` and the authors' no-effect keys are never refused."""
+    net_used = _net_options(cfg, origin)
+    task = _task(cfg["dataset"])
+    if task is None:  # the runner names an unknown dataset
+        return
+    applies = {"net_params": net_used, "data": data_options(cfg["dataset"])}
+    owner = {"net_params": cfg["model"], "data": cfg["dataset"]}
+    command_line = set(command_line)
+    for section, used in applies.items():
+        for key, spec in SCHEMA[section].items():
+            value = cfg[section][key]
+            explicit = (key in command_line and spec.shared != "all") or (
+                not spec.shared and value != spec.default)
+            if explicit and key not in used and spec.help != _UNUSED:
+                where = f"--{key}" if key in command_line else f"{section}.{key} = {value!r}"
+                scope, _, rest = spec.help.partition(":")  # "AutoGCN: ...", "JACOBICONV: ..."
+                scope = f" ({scope} only)" if rest and len(scope) < 50 else ""
+                raise ConfigError(f"{origin}: {where} does not apply to {owner[section]}{scope}; "
+                                  "leave it out")
 
 
 def parse_split_ratio(ratio: str | list, where: str = "data.split_ratio") -> list[float]:
@@ -399,15 +430,23 @@ def parse_split_ratio(ratio: str | list, where: str = "data.split_ratio") -> lis
     return values
 
 
-def validate(raw: Mapping[str, Any], origin: str = "config") -> dict[str, Any]:
-    """Check ``raw`` against :data:`SCHEMA`, fill defaults, return a new resolved config."""
+def _refuse_unknown(origin: str, where: str, given: Mapping[str, Any], known: set[str]) -> None:
+    """A key that is not in ``known`` names a typo, never a silent default (``_`` comments
+    aside)."""
+    for key in given:
+        if key not in known and not key.startswith("_"):
+            raise ConfigError(f"{origin}: unknown key {where}{key!r} (known: "
+                              f"{', '.join(sorted(known))})")
+
+
+def validate(raw: Mapping[str, Any], origin: str = "config",
+             command_line: Iterable[str] = ()) -> dict[str, Any]:
+    """Check ``raw`` against :data:`SCHEMA`, fill defaults, return a new resolved config
+    (``command_line``: the keys set there, see :func:`check_applies`)."""
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{origin}: the top level must be a JSON object")
     cfg: dict[str, Any] = {}
-    known = set(SCHEMA) | set(TOP_LEVEL)
-    for key in raw:
-        if key not in known and not key.startswith("_"):
-            raise ConfigError(f"{origin}: unknown key {key!r} (known: {', '.join(sorted(known))})")
+    _refuse_unknown(origin, "", raw, set(SCHEMA) | set(TOP_LEVEL))
     for key, spec in TOP_LEVEL.items():
         cfg[key] = _check(f"{origin}: {key}", raw.get(key, spec.default), spec)
     for section, fields in SCHEMA.items():
@@ -417,11 +456,7 @@ def validate(raw: Mapping[str, Any], origin: str = "config") -> dict[str, Any]:
         if not isinstance(given, Mapping):
             raise ConfigError(f"{origin}: section {section!r} must be an object, got "
                               f"{_type_name(given)} ({given!r})")
-        for key in given:
-            if key not in fields and not key.startswith("_"):
-                raise ConfigError(
-                    f"{origin}: unknown key {section}.{key!r} (known: {', '.join(sorted(fields))})"
-                )
+        _refuse_unknown(origin, f"{section}.", given, set(fields))
         cfg[section] = {
             key: _check(f"{origin}: {section}.{key}", copy.deepcopy(given.get(key, spec.default)),
                         spec)
@@ -433,7 +468,8 @@ def validate(raw: Mapping[str, Any], origin: str = "config") -> dict[str, Any]:
             cfg[key] = value
     if not cfg["model"]:
         raise ConfigError(f"{origin}: 'model' is required")
-    _normalise(cfg, raw)
+    _normalise(cfg)
+    check_applies(cfg, origin, command_line)
     return cfg
 
 
@@ -442,8 +478,7 @@ class _DuplicateKey(ValueError):
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """``json``'s ``object_pairs_hook``: the object, refusing a repeated key (plain ``json``
-    keeps the last value without a word, so one of two settings would be silently lost)."""
+    """``json``'s ``object_pairs_hook``: a repeated key is refused (``json`` keeps the last)."""
     obj: dict[str, Any] = {}
     for key, value in pairs:
         if key in obj:
@@ -514,11 +549,8 @@ def field_for(key: str) -> tuple[str | None, Field]:
 
 
 def apply_overrides(cfg: Mapping[str, Any], overrides: Mapping[str, str]) -> dict[str, Any]:
-    """Return ``cfg`` with command-line ``--key value`` overrides applied and re-validated.
-
-    A key is looked up in the top level, then ``params``, ``net_params`` and ``data``;
-    ``gpu_id`` and ``use_gpu`` set ``gpu.id`` and ``gpu.use``.
-    """
+    """``cfg`` with command-line ``--key value`` overrides (:func:`field_for`) applied and
+    re-validated."""
     raw = copy.deepcopy(dict(cfg))
     for key, text in overrides.items():
         section, spec = field_for(key)
@@ -533,7 +565,7 @@ def apply_overrides(cfg: Mapping[str, Any], overrides: Mapping[str, str]) -> dic
             raw[section][key] = value
     if "hidden_dim" in overrides and "out_dim" not in overrides:
         raw["net_params"]["out_dim"] = raw["net_params"]["hidden_dim"]
-    return validate(raw, origin="command line")
+    return validate(raw, origin="command line", command_line=overrides)
 
 
 def override_keys() -> list[str]:
@@ -551,7 +583,7 @@ def option_help(key: str) -> str:
     if spec.choices is not None:
         text += f" {{{', '.join(map(str, spec.choices))}}}"
     elif spec.low is not None or spec.high is not None:
-        text += f" ({_range_text(spec)})"
+        text += f" ({range_text(spec.low, spec.high, spec.inclusive)})"
     if spec.path:
         text += " (~ is expanded)"
     if spec.default is not None:

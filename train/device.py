@@ -6,27 +6,17 @@ import logging
 
 import torch
 
-from train.cli import first_line
+from train.errors import DeviceError, first_line
 
 log = logging.getLogger(__name__)
 
 
-class DeviceError(RuntimeError):
-    """The requested device cannot be used; the message says why and what to do."""
-
-
 def select_device(use_gpu: bool, gpu_id: int, from_command_line: bool = False) -> torch.device:
-    """``cuda:<gpu_id>`` when requested and usable, else the CPU.
-
-    No GPU at all: the CPU, with one warning. A GPU id that does not exist: an error when it
-    came from the command line (``--gpu_id``); from a config file (the authors' ZINC config
-    names GPU 1) it falls back to GPU 0 with one warning. No CUDA context is created here
-    (so data loading that forks workers can run first); :func:`check_device` does that.
-    """
+    """``cuda:<gpu_id>`` when requested and usable, else the CPU (one warning). A GPU id that
+    does not exist is an error from ``--gpu_id``, GPU 0 with a warning from a config file (the
+    authors' ZINC config names GPU 1). No CUDA context is created here: :func:`check_device`."""
     if not use_gpu:
         return torch.device("cpu")
-    if gpu_id < 0:
-        raise DeviceError(f"gpu id must be 0 or more, got {gpu_id}")
     if not torch.cuda.is_available():
         log.warning("CUDA requested (gpu.use=true) but no GPU is available: running on CPU")
         return torch.device("cpu")
@@ -42,8 +32,8 @@ def select_device(use_gpu: bool, gpu_id: int, from_command_line: bool = False) -
 
 
 def check_device(device: torch.device) -> None:
-    """Make ``device`` current and run one small kernel on it, so that a torch build without
-    kernels for this GPU fails here, in one line, rather than deep inside training."""
+    """Run one small kernel on ``device``: a torch build without kernels for this GPU fails
+    here, in one line, not deep inside training."""
     if device.type != "cuda":
         return
     try:

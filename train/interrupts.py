@@ -1,29 +1,14 @@
 """Ctrl-C and SIGTERM, stopped at a safe point: the one place that handles them.
 
-Raising from a signal handler stops the program wherever it happens to be. Inside a library
-that is handing work to a thread at that moment (tensorboardX's event queue, a data loader's
-queues) that thread can be left waiting, and the exit then waits forever on it. So while training,
-a signal only sets a flag; the training loop calls :func:`check` between batches and epochs, and
-that raises :class:`Interrupted` there, where every writer can be closed. A second signal (while
-waiting for that point, or while closing up after it) raises at once, and a third ends the
-process with the signal's default action. A repeat within :data:`SAME_REQUEST_S` seconds of the
-first counts as the same request: Slurm signals every process of a job and a sweep passes the
-signal on to its cells, so a cell commonly receives one request twice. Before anything that
-needs care has started (reading the data, checking the command line) signals raise at once, as
-Python's own Ctrl-C does::
-
-    with handle_interrupts():           # SIGINT and SIGTERM raise Interrupted
-        load_data()
-        with deferred():                # ... now they only set the flag
-            for batch in batches:
-                check()                 # raises Interrupted if a signal came
-
-Exit codes: 130 after SIGINT, 143 after SIGTERM (``128 + signal number``, the shell's way).
-Data-loader worker processes ignore both signals (:func:`ignore_in_worker`; Slurm signals every
-process of a job): the main process shuts its workers down when it stops. Any other forked child
-(a multiprocessing pool building superpixel graphs) ends on a signal as it would by default:
-``Pool.terminate()`` relies on that. A worker dying of the
-signal instead would make torch raise an error in the main process wherever it happens to be.
+Raising from a signal handler can leave a library's thread (tensorboardX's event queue, a data
+loader's queues) waiting forever. So while training (:func:`deferred`) a signal only sets a flag,
+and :func:`check`, called between batches and epochs, raises :class:`Interrupted` where every
+writer can be closed. A second request raises at once, a third kills; a repeat within
+:data:`SAME_REQUEST_S` is the same request (Slurm and a sweep both pass it on). A first signal
+that no safe point takes up within :data:`GRACE_S` (the first epoch's compilation) raises where
+the program is, inside a cluster's grace before SIGKILL. Outside :func:`deferred` signals raise
+at once. Exit codes: 130 (SIGINT), 143 (SIGTERM). Data-loader workers ignore both
+(:func:`ignore_in_worker`); other forked children end as by default (``Pool.terminate()``).
 """
 
 from __future__ import annotations
@@ -38,6 +23,8 @@ from contextlib import contextmanager
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 SAME_REQUEST_S = 2.0
+#: Seconds a deferred signal waits for a safe point before it raises where the program is.
+GRACE_S = 5.0
 
 
 class Interrupted(KeyboardInterrupt):
@@ -71,6 +58,35 @@ class _State:
     defer = False  # inside deferred(): signals set `pending` instead of raising
     pending: int | None = None  # the signal waiting for the next check()
     first: float | None = None  # when the first signal arrived (time.monotonic)
+    escalate = False  # set by the grace watchdog: the next delivery raises the pending signal
+    watchdog: _Watchdog | None = None
+
+
+class _Watchdog:
+    """Armed by the first deferred signal, it waits :data:`GRACE_S` seconds, then delivers a
+    signal still waiting again to the main thread, where the handler raises it. Started with the
+    handlers: a signal handler must not start a thread (the main thread may hold the
+    thread-start lock, as a compiler starting its workers does)."""
+
+    def __init__(self) -> None:
+        self.armed, self.closing = threading.Event(), threading.Event()
+        self.thread = threading.Thread(target=self._run, name="interrupt-grace", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self.closing.is_set():
+            self.armed.wait()
+            self.armed.clear()
+            if self.closing.wait(GRACE_S):
+                return
+            waiting = _State.pending
+            if waiting is not None and _State.defer:
+                _State.escalate = True
+                signal.pthread_kill(threading.main_thread().ident, waiting)
+
+    def close(self) -> None:
+        self.closing.set()
+        self.armed.set()
 
 
 def _handler(signum: int, frame) -> None:
@@ -81,11 +97,19 @@ def _handler(signum: int, frame) -> None:
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
         return
+    if _State.escalate:  # the grace timer's delivery: raise if the signal still waits
+        _State.escalate = False
+        waiting = _State.pending
+        if waiting is None or not _State.defer:
+            return
+        _State.pending = None
+        raise Interrupted(waiting)
     now = time.monotonic()
     if _State.first is None:
         _State.first = now
         if _State.defer:
             _State.pending = signum
+            _State.watchdog.armed.set()
             return
     elif now - _State.first < SAME_REQUEST_S:
         return  # the first request, delivered twice
@@ -97,10 +121,8 @@ def _handler(signum: int, frame) -> None:
 
 
 def _defaults_in_child() -> None:
-    """In a child forked while the handlers are installed, right after the fork: the signals'
-    default actions back. ``_handler`` would end such a child too, but only once the child runs
-    Python again; a child forked while another thread held a lock (a compiler's or a writer's
-    thread) may never do so, and with a Python-level handler SIGTERM could not end it."""
+    """In a child forked while the handlers are installed: the default actions back, since a
+    child forked while another thread held a lock may never run Python (and ``_handler``)."""
     if _State.owner is not None and _State.owner != os.getpid():
         for sig in SIGNALS:
             if signal.getsignal(sig) is _handler:
@@ -138,15 +160,18 @@ def handle_interrupts() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = {sig: signal.signal(sig, _handler) for sig in SIGNALS}
-    saved = (_State.owner, _State.defer, _State.pending, _State.first)
+    saved = (_State.owner, _State.defer, _State.pending, _State.first, _State.watchdog)
     _State.owner, _State.defer, _State.pending, _State.first = os.getpid(), False, None, None
+    _State.watchdog = _Watchdog()
+    previous = {sig: signal.signal(sig, _handler) for sig in SIGNALS}
     try:
         yield
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        _State.owner, _State.defer, _State.pending, _State.first = saved
+        _State.watchdog.close()  # after the handlers: none can arm it while it closes
+        (_State.owner, _State.defer, _State.pending, _State.first, _State.watchdog) = saved
+        _State.escalate = False
 
 
 @contextmanager
@@ -168,11 +193,10 @@ def _raise_at_once(signum: int, frame) -> None:
 
 
 @contextmanager
-def startup(note: str) -> Iterator[None]:
-    """Ctrl-C or SIGTERM while an entry point imports its libraries (its first seconds): one
-    line, ``interrupted: <note>`` or ``terminated: <note>``, and exit code 130 / 143, instead of
-    Python's traceback from deep inside an import (or a silent SIGTERM). This module imports
-    only the standard library, so it can come first."""
+def startup(note: str = "nothing was written") -> Iterator[None]:
+    """Ctrl-C or SIGTERM while an entry point imports its libraries: one line,
+    ``interrupted: <note>`` or ``terminated: <note>``, exit code 130 / 143, not a traceback from
+    inside an import. This module imports only the standard library, so it can come first."""
     main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _raise_at_once) if main else None
     try:

@@ -1,18 +1,11 @@
 """Epoch loops: mini-batches of graphs (SBM, ZINC, superpixels) and one graph full-batch.
 
-Both expose the same calls to the runner, so the rest of training is written once:
-``train_epoch(model, optimizer)`` returns the mean training loss and the metrics of the
-training-mode predictions; ``evaluate(model, split)`` returns ``(loss, metrics)``, or ``None``
-for a split the data does not have; ``evaluate_splits`` does several splits at once.
-
-Keeping a GPU busy: batches are collated (graph batching and its index structure) in
-data-loader worker processes when ``workers > 0``, in pinned memory when the device is CUDA, and
-copied without blocking; losses are summed on the device and read once per epoch, so the only
-synchronisations per epoch are the metric computations at its end.
-
-Between batches the loops call :func:`train.interrupts.check`, the safe point where Ctrl-C or
-SIGTERM stops training; ``close()`` ends the data-loader worker processes (the runner calls it
-on every way out of a run).
+Both expose the same calls to the runner: ``train_epoch(model, optimizer)`` and
+``evaluate(model, split)`` return ``(loss, metrics)`` (``None`` for a split the data lacks),
+``evaluate_splits`` several splits, ``close()`` ends loader workers. Between batches they call
+:func:`train.interrupts.check`, the safe point for Ctrl-C and SIGTERM. To keep a GPU busy,
+batches are collated in workers into pinned memory and losses are read once per epoch
+(docs/performance.md).
 """
 
 from __future__ import annotations
@@ -40,10 +33,8 @@ def _metrics(task: Task, scores: torch.Tensor, labels: torch.Tensor) -> dict[str
 
 
 def init_worker(worker_id: int) -> None:
-    """A data-loader ``worker_init_fn``: the worker ignores SIGINT and SIGTERM
-    (:func:`~train.interrupts.ignore_in_worker`) and seeds ``random`` and numpy from its torch
-    seed. torch derives that seed from the loader's ``generator``, so a seeded generator makes
-    every worker's random state a function of the run seed, whatever torch itself seeds."""
+    """A data-loader ``worker_init_fn``: the worker ignores SIGINT and SIGTERM and seeds
+    ``random`` and numpy from its torch seed (drawn from the loader's seeded ``generator``)."""
     ignore_in_worker(worker_id)
     seed = torch.initial_seed() % 2**32  # numpy's legacy seeding takes 32 bits
     random.seed(seed)
@@ -51,17 +42,13 @@ def init_worker(worker_id: int) -> None:
 
 
 class GraphBatches:
-    """Mini-batch training over a :class:`GraphDataset` (train split shuffled).
-
-    ``workers``: data-loader processes collating batches (0: in the training process).
-    ``generator`` shuffles the training split and seeds the workers (:func:`init_worker`):
-    one seeded per run makes the batches and the workers' random state a function of the seed.
-    """
+    """Mini-batch training over a :class:`GraphDataset` (train split shuffled by
+    ``generator``, which also seeds the ``workers``: 0 collates in the training process)."""
 
     def __init__(self, dataset: GraphDataset, task: Task, batch_size: int,
                  device: torch.device, generator: torch.Generator | None = None,
                  workers: int = 0) -> None:
-        self.task, self.device = task, device
+        self.task, self.device, self.generator = task, device, generator
         self.non_blocking = device.type == "cuda"
         self.loaders = {
             name: DataLoader(split, batch_size=batch_size, shuffle=(name == "train"),
@@ -77,6 +64,14 @@ class GraphBatches:
         """Optimiser steps per training epoch (batches)."""
         return len(self.loaders["train"]) if "train" in self.loaders else 0
 
+    def start_workers(self) -> None:
+        """Start the persistent workers now: that draws their base seed from ``generator``, as
+        an uninterrupted run's first epoch did, so a resumed run does it before putting the
+        generator's saved state back."""
+        for loader in self.loaders.values():
+            if loader.persistent_workers and loader._iterator is None:
+                loader._iterator = loader._get_iterator()
+
     def _forward(self, model: nn.Module, batch) -> tuple[torch.Tensor, torch.Tensor]:
         g, labels, snorm_n = batch
         g = g.to(self.device, non_blocking=self.non_blocking)
@@ -84,43 +79,48 @@ class GraphBatches:
         scores = model(g, g.ndata["feat"], snorm_n)
         return scores, labels.to(self.device, non_blocking=self.non_blocking)
 
+    def _over_batches(self, split: str, step) -> tuple[float, dict[str, float]]:
+        """``step(batch)`` -> (loss, scores, labels) over ``split``; its mean loss and metrics."""
+        total = torch.zeros((), device=self.device)
+        all_scores, all_labels = [], []
+        for batch in self.loaders[split]:
+            check()
+            loss, scores, labels = step(batch)
+            total += loss
+            all_scores.append(scores)
+            all_labels.append(labels)
+        # the epoch's one read-back: the loss sum and the metrics of all its predictions
+        metrics = _metrics(self.task, torch.cat(all_scores), torch.cat(all_labels))
+        return float(total) / len(all_scores), metrics
+
     def train_epoch(self, model: nn.Module,
                     optimizer: torch.optim.Optimizer) -> tuple[float, dict[str, float]]:
         model.train()
-        total = torch.zeros((), device=self.device)
-        n = 0
-        all_scores, all_labels = [], []
-        for batch in self.loaders["train"]:
-            check()
-            optimizer.zero_grad()
-            scores, labels = self._forward(model, batch)
-            loss = self.task.loss(scores, labels) + _auxiliary_loss(model)
-            loss.backward()
-            optimizer.step()
-            total += loss.detach()
-            n += 1
-            all_scores.append(scores.detach())
-            all_labels.append(labels)
-        metrics = _metrics(self.task, torch.cat(all_scores), torch.cat(all_labels))
-        return float(total) / max(n, 1), metrics
+        return self._over_batches("train", lambda batch: self.train_step(model, optimizer, batch))
+
+    def train_step(self, model: nn.Module, optimizer: torch.optim.Optimizer,
+                   batch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """One optimiser step on ``batch``: its loss, scores and labels, left on the device
+        (nothing here waits for the GPU: ``scripts/gpu_check.py`` runs it under
+        ``torch.cuda.set_sync_debug_mode("error")``)."""
+        optimizer.zero_grad()
+        scores, labels = self._forward(model, batch)
+        loss = self.task.loss(scores, labels) + _auxiliary_loss(model)
+        loss.backward()
+        optimizer.step()
+        return loss.detach(), scores.detach(), labels
 
     @torch.no_grad()
     def evaluate(self, model: nn.Module, split: str) -> tuple[float, dict[str, float]] | None:
         if split not in self.loaders:
             return None
         model.eval()
-        total = torch.zeros((), device=self.device)
-        n = 0
-        all_scores, all_labels = [], []
-        for batch in self.loaders[split]:
-            check()
+
+        def step(batch):
             scores, labels = self._forward(model, batch)
-            total += self.task.loss(scores, labels)
-            n += 1
-            all_scores.append(scores)
-            all_labels.append(labels)
-        scores, labels = torch.cat(all_scores), torch.cat(all_labels)
-        return float(total) / n, _metrics(self.task, scores, labels)
+            return self.task.loss(scores, labels), scores, labels
+
+        return self._over_batches(split, step)
 
     def evaluate_splits(self, model: nn.Module, splits: list[str]) -> dict:
         return {split: self.evaluate(model, split) for split in splits}
@@ -146,6 +146,10 @@ class FullGraph:
         self.splits = {k: v.to(device) for k, v in splits.items() if v is not None and len(v)}
 
     steps_per_epoch = 1  # full batch: one optimiser step per epoch
+    generator = None  # nothing is shuffled: a run's randomness is torch's global generator
+
+    def start_workers(self) -> None:
+        """Nothing to start (see :meth:`GraphBatches.start_workers`)."""
 
     def train_epoch(self, model: nn.Module,
                     optimizer: torch.optim.Optimizer) -> tuple[float, dict[str, float]]:

@@ -1,17 +1,8 @@
 """Run folders and result files that never overwrite an earlier run.
 
-Each experiment gets its own folder ``<out_dir>/<MODEL>_<DATASET>_<timestamp>[_<n>]`` holding
-``config.json``, ``results.json`` (machine-readable), ``results.txt`` (human-readable),
-``train.log``, ``logs/`` (tensorboard) and ``checkpoints/``. Result files are rewritten
-atomically after every finished run (and ``results.json`` after every epoch, as a heartbeat), so
-a crash or an interrupt leaves the runs done so far readable, with ``status`` saying how the
-experiment ended: ``running``, ``complete``, ``interrupted`` (Ctrl-C, SIGTERM), ``diverged`` (a
-non-finite loss), ``failed`` (an error) or ``killed`` (the process died without saying so —
-SIGKILL, a node failure — detected later by :func:`refresh_status`).
-
-Every file is written by :func:`write_atomic` (the project's one atomic write,
-:mod:`data.files`): a failed write (a full disk) leaves the previous version in place, removes
-its temporary file and raises :class:`WriteError`, one line naming the folder.
+Each experiment gets ``<out_dir>/<MODEL>_<DATASET>_<timestamp>[_<n>]`` (its files and statuses:
+docs/reproducing.md). Every file is written by :func:`write_atomic` (:mod:`data.files`): a
+failed write leaves the previous version and raises :class:`WriteError` naming the folder.
 """
 
 from __future__ import annotations
@@ -26,14 +17,8 @@ from typing import Any
 import numpy as np
 
 from data import files
-from data.files import FULL_DISK, write_error
-from data.files import WriteError as WriteError  # what the runner and the tools catch
-from train.cli import link_problem
-
-
-class OutputError(ValueError):
-    """The output folder cannot be written; the message names it and says why."""
-
+from data.files import output_problem, write_error
+from train.errors import OutputError
 
 # What a full disk under a run folder tells the user to do (data.files.write_error).
 OUT_DIR_REMEDY = "free some space there or give another --out_dir"
@@ -42,49 +27,31 @@ OUT_DIR_REMEDY = "free some space there or give another --out_dir"
 def check_out_dir(out_dir: str | os.PathLike) -> Path:
     """:class:`OutputError` unless run folders can be created in ``out_dir`` (nothing is
     written: the check looks at the nearest existing folder on the way)."""
-    base = Path(out_dir)
-    link = link_problem(base)
-    if link:  # a loop or a dangling link: mkdir would only say "File exists"
-        where = "out_dir " if link.startswith(f"{base} ") else f"out_dir {base}: "
-        raise OutputError(f"{where}{link}; remove or fix the link, or give another --out_dir")
-    existing = base
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
-    if not existing.is_dir():
-        where = f"out_dir {base}" if existing == base else f"out_dir {base}: {existing}"
-        raise OutputError(f"{where} is a file, not a folder")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        where = "" if existing == base else f" (its folder {existing} is not writable)"
-        raise OutputError(f"out_dir {base} is not writable{where}")
-    return base
+    problem = output_problem(out_dir, "folder")
+    if problem:
+        raise OutputError(f"out_dir: {problem}; give another --out_dir")
+    return Path(out_dir)
 
 
 def make_run_dir(out_dir: str | os.PathLike, model: str, dataset: str) -> Path:
-    """Create a fresh, uniquely named folder for one experiment."""
-    base = check_out_dir(out_dir)
+    """Create a fresh, uniquely named folder for one experiment in ``out_dir`` (checked
+    before: :func:`check_out_dir`)."""
+    base = path = Path(out_dir)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
     try:
         base.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise OutputError(f"cannot create out_dir {base}: {err.strerror or err}") from None
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    for n in range(1000):
-        path = base / (f"{model}_{dataset}_{stamp}" + (f"_{n}" if n else ""))
-        try:
-            path.mkdir()  # atomic: fails if another process created it first
-        except FileExistsError:
-            continue
-        except OSError as err:
-            if err.errno in FULL_DISK:
-                raise write_error(err, path, OUT_DIR_REMEDY) from None
-            raise OutputError(f"cannot create a run folder in {base}: "
-                              f"{err.strerror or err}") from None
-        try:
+        for n in range(1000):
+            path = base / (f"{model}_{dataset}_{stamp}" + (f"_{n}" if n else ""))
+            try:
+                path.mkdir()  # atomic: fails if another process created it first
+            except FileExistsError:
+                continue
             (path / "logs").mkdir()
             (path / "checkpoints").mkdir()
-        except OSError as err:
-            raise write_error(err, path, OUT_DIR_REMEDY) from None
-        return path
-    raise RuntimeError(f"could not create a unique run folder under {base}")
+            return path
+    except OSError as err:
+        raise write_error(err, path, OUT_DIR_REMEDY) from None
+    raise OutputError(f"could not create a unique run folder under {base}")
 
 
 def write_atomic(path: str | os.PathLike, content: str | bytes) -> None:
@@ -117,10 +84,12 @@ class ExperimentRecord:
     """Accumulates per-run results and keeps the files in ``run_dir`` up to date."""
 
     def __init__(self, run_dir: Path, header: dict[str, Any]) -> None:
+        """``header``: the record besides its runs (a resumed run's: its runs too)."""
         self.run_dir = run_dir
-        self.data: dict[str, Any] = {"status": "running", "pid": os.getpid(),
-                                     "host": socket.gethostname(), **header, "runs": [],
-                                     "summary": {}}
+        self.data: dict[str, Any] = {"status": "running", **header}  # first: _RUNNING_HEAD
+        self.data.update(status="running", pid=os.getpid(), host=socket.gethostname())
+        self.data.setdefault("runs", [])
+        self.data.setdefault("summary", {})
         self.save()
 
     def heartbeat(self) -> None:
@@ -134,9 +103,8 @@ class ExperimentRecord:
         self.save()
 
     def finish(self, status: str, error: str | None = None) -> None:
-        """Record how the experiment ended. When the files cannot be written (a full disk) the
-        status still reaches ``results.json`` if at all possible (:meth:`_save_status`), then the
-        write error is raised as usual."""
+        """Record how the experiment ended; on a full disk the status still reaches
+        ``results.json`` where possible (:meth:`_save_status`) before the error is raised."""
         self._set_status(status, error)
         try:
             self.save()
@@ -153,10 +121,8 @@ class ExperimentRecord:
             self.data["error"] = error
 
     def _save_status(self) -> None:
-        """After a failed :meth:`save`: ``results.json`` alone, compact (the runs included), and
-        where even that does not fit, a failure's ``failed`` written over ``running`` in place
-        (:func:`_patch_status`). Else the file keeps its last whole version and readers say that
-        its end went unrecorded (:func:`refresh_status`)."""
+        """After a failed :meth:`save`: ``results.json`` alone and compact; where even that does
+        not fit, a failure's ``failed`` over ``running`` in place (:func:`_patch_status`)."""
         path = self.run_dir / "results.json"
         try:
             write_atomic(path, json.dumps(self.data, separators=(",", ":"), default=str))
@@ -182,9 +148,8 @@ _NO_RECORD = "its last write failed (a full disk?), so how it ended was not reco
 
 
 def _patch_status(path: Path, status: str) -> bool:
-    """Overwrite ``"running"`` at the head of ``path`` with ``status`` (padded with a space),
-    in place: no new file and no new disk block, so it works on a full disk where a temporary
-    copy cannot be written. Only statuses no longer than ``running`` fit; True when written."""
+    """Overwrite ``"running"`` at the head of ``path`` with ``status`` in place (no new disk
+    block: it works on a full disk); only statuses no longer than ``running`` fit."""
     value = f'"{status}"'.encode().ljust(len(b'"running"'))
     new = _RUNNING_HEAD[: -len(b'"running"')] + value
     if len(new) != len(_RUNNING_HEAD):
@@ -208,23 +173,15 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     except PermissionError:  # it exists, under another user
-        return True
+        pass
     return True
 
 
 def refresh_status(path: str | os.PathLike, data: dict[str, Any]) -> dict[str, Any]:
-    """``data`` (the contents of ``path``, a ``results.json``) with a dead ``running`` experiment
-    marked ``killed``, in the file too.
-
-    A status stays ``running`` while its process lives. Where the process is gone (SIGKILL, an
-    out-of-memory kill, a node that went down) the runner could not record it; on the machine
-    that ran it that is certain, so the file is rewritten with status ``killed``. The error says
-    the other possible cause: a last write that failed on a full disk. A ``failed`` written in
-    place on a full disk (:func:`_patch_status`, no ``error``) gets that note too, unwritten.
-    Results written on another machine are left as they are. Both texts are made before either
-    file is written: a file :func:`format_text` cannot describe raises (KeyError, TypeError...)
-    with both files left as they were.
-    """
+    """``data`` (the contents of ``path``, a ``results.json``) with a ``running`` experiment
+    whose process is gone from this machine marked ``killed``, in the file too (a ``failed``
+    written in place gets its note, unwritten). A file :func:`format_text` cannot describe
+    raises before either file is written."""
     pid = data.get("pid")
     if data.get("status") == "failed" and "error" not in data:
         return {**data, "error": f"the run failed and {_NO_RECORD}"}
@@ -234,8 +191,6 @@ def refresh_status(path: str | os.PathLike, data: dict[str, Any]) -> dict[str, A
     data = {**data, "status": "killed",
             "error": f"process {pid} ended without recording a status: it was killed, or "
                      f"{_NO_RECORD}"}
-    # A file not in the runner's form makes format_text raise (the callers report it as
-    # malformed): before anything is written, so neither file is changed.
     texts = (_dump(data), format_text(data))
     try:
         write_atomic(path, texts[0])

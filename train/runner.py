@@ -1,15 +1,8 @@
-"""The experiment driver behind every ``main_*.py`` script.
-
-Reads the config and command-line overrides, loads the data, and trains ``runs`` seeds with the
-release's protocol: Adam + ReduceLROnPlateau on the validation loss, stopping at ``min_lr``,
-``max_time`` hours or ``epochs``; the best-validation weights are kept and evaluated at the end
-(``params.early_stop`` selects the spectral-filter papers' rules instead: :mod:`train.stopping`).
-Bad input is reported in one line (exit code 2) before anything is written. A run that
-diverges (a non-finite loss) stops with status ``diverged`` (exit code 1), and so does a result
-file that cannot be written (a full disk: status ``failed``). Ctrl-C and SIGTERM (a Slurm time
-limit) stop training between two batches (:mod:`train.interrupts`) and record the finished runs
-and status ``interrupted`` (exit codes 130 / 143). Whichever way a run ends, its tensorboard
-writer, progress bar, data-loader workers and log file are closed.
+"""The experiment driver behind every ``main_*.py`` script: config and overrides, the data,
+then ``runs`` seeds with the release's protocol (Adam + ReduceLROnPlateau on the validation
+loss, the best-validation weights kept; other rules: :mod:`train.stopping`). Statuses, exit
+codes, interrupts and ``--resume``: docs/reproducing.md. Whichever way a run ends, its writer,
+progress bar, loader workers and log file are closed.
 """
 
 from __future__ import annotations
@@ -34,43 +27,43 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from data.common import DataError
+from data.files import WriteError
 from nets.gnn_net import NetIO
-from nets.registry import MODELS, build_net, count_parameters, optimizer_groups, uses_self_loops
-from train import compilation
-from train.checkpoint import save_checkpoint
-from train.cli import ArgumentParser, first_line
+from nets.registry import build_net, count_parameters, optimizer_groups, uses_self_loops
+from train import compilation, interrupts
+from train.checkpoint import STATE_FILE, save_checkpoint, save_state
+from train.cli import ArgumentParser
 from train.config import (
-    ConfigError,
     apply_overrides,
     load_config,
     option_help,
     override_keys,
     validate,
 )
-from train.device import DeviceError, check_device, select_device
-from train.interrupts import as_interrupted, check, deferred, handle_interrupts
+from train.device import check_device, select_device
+from train.errors import ConfigError, Diverged, TrainingError, first_line, run_tool
+from train.interrupts import Interrupted, as_interrupted, check, deferred
 from train.loop import FullGraph, GraphBatches
 from train.results import (
     ExperimentRecord,
-    OutputError,
-    WriteError,
     check_out_dir,
     make_run_dir,
     write_atomic,
+)
+from train.resume import (
+    Progress,
+    ResumePoint,
+    graph_data_fingerprint,
+    node_data_fingerprint,
+    open_run,
+    restore_run,
+    run_config,
+    run_state,
 )
 from train.stopping import EarlyStopping
 from train.tasks import Task
 
 log = logging.getLogger("autogcn")
-
-
-class TrainingError(RuntimeError):
-    """Training cannot go on; the message says why and what to change."""
-
-
-class Diverged(TrainingError):
-    """A loss became NaN or infinite."""
 
 
 RELEASE_SEED_GENERATOR = 121  # the release draws run seeds from np.random.seed(121)
@@ -99,14 +92,9 @@ CUBLAS_WORKSPACE_CONFIG = ":4096:8"
 
 @contextmanager
 def deterministic_mode(enabled: bool) -> Iterator[None]:
-    """``--deterministic``: inside the block torch uses deterministic algorithms (an op that
-    has none raises), cuDNN picks deterministic kernels without autotuning, and cuBLAS gets
-    ``CUBLAS_WORKSPACE_CONFIG`` (unless the environment sets it). Every setting is put back on
-    the way out, so an in-process caller (a test, a notebook) is left as it was.
-
-    cuBLAS reads the variable when CUDA first uses it: a process that ran CUDA work before
-    this block gets a warning to set it in the environment instead.
-    """
+    """``--deterministic``: torch's deterministic algorithms, cuDNN without autotuning and
+    ``CUBLAS_WORKSPACE_CONFIG`` inside the block; every setting is put back on the way out (an
+    in-process caller, a test, is left as it was)."""
     if not enabled:
         yield
         return
@@ -115,11 +103,7 @@ def deterministic_mode(enabled: bool) -> Iterator[None]:
              torch.is_deterministic_algorithms_warn_only_enabled(), cudnn.benchmark,
              cudnn.deterministic)
     env_before = os.environ.get("CUBLAS_WORKSPACE_CONFIG")
-    if env_before is None:
-        if torch.cuda.is_initialized():
-            log.warning("deterministic: CUDA was used in this process before; if cuBLAS ran "
-                        "already, start Python with CUBLAS_WORKSPACE_CONFIG=%s set",
-                        CUBLAS_WORKSPACE_CONFIG)
+    if env_before is None:  # read when CUDA first runs cuBLAS: after this (check_device)
         os.environ["CUBLAS_WORKSPACE_CONFIG"] = CUBLAS_WORKSPACE_CONFIG
     torch.use_deterministic_algorithms(True)
     cudnn.benchmark, cudnn.deterministic = False, True
@@ -145,6 +129,11 @@ def build_parser(task: Task, description: str) -> argparse.ArgumentParser:
         if key != "dataset":
             parser.add_argument(f"--{key}", dest=f"override_{key}", metavar="VALUE",
                                 help=option_help(key))
+    parser.add_argument("--resume", metavar="RUN_DIR",
+                        help="continue this run folder after its last finished epoch (its own "
+                             "config unless --config or options are given, which must match)")
+    parser.add_argument("--restart", action="store_true",
+                        help="with --resume: start the experiment anew in a new run folder")
     return parser
 
 
@@ -153,6 +142,8 @@ def resolve_config(task: Task, args: argparse.Namespace) -> tuple[dict[str, Any]
     line set."""
     if args.config is not None:  # an empty --config is an error, not the defaults
         cfg = load_config(args.config)
+    elif args.resume and not args.restart:  # the run's own
+        cfg = load_config(run_config(args.resume))
     else:
         cfg = validate({"model": "AUTOGCN", "dataset": task.datasets[0],
                         "out_dir": task.default_out_dir}, origin="defaults")
@@ -164,8 +155,6 @@ def resolve_config(task: Task, args: argparse.Namespace) -> tuple[dict[str, Any]
     if cfg["dataset"] not in task.datasets:
         raise ConfigError(f"unknown dataset {cfg['dataset']!r} for this script; "
                           f"expected one of {', '.join(task.datasets)}")
-    if cfg["model"] not in MODELS:
-        raise ConfigError(f"unknown model {cfg['model']!r}; known: {', '.join(sorted(MODELS))}")
     return cfg, set(overrides)
 
 
@@ -173,22 +162,19 @@ def main(task: Task, argv: Sequence[str] | None = None, description: str = "") -
     """Entry point of a main script; returns the process exit code."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
     args = build_parser(task, description).parse_args(argv)
-    with handle_interrupts():
-        try:
-            cfg, cli_keys = resolve_config(task, args)
-            return run_experiment(task, cfg, list(sys.argv if argv is None else argv), cli_keys)
-        except (ConfigError, DataError, DeviceError, OutputError, TrainingError) as err:
-            print(f"error: {err}", file=sys.stderr)
-            return 1 if isinstance(err, Diverged) else 2
-        except WriteError as err:
-            print(f"error: {err}", file=sys.stderr)
-            return 1
-        except KeyboardInterrupt as err:
-            stop = as_interrupted(err)
-            kept = (f"results of finished runs are kept in {stop.run_dir}" if stop.run_dir
-                    else "stopped before training started")
-            print(f"{stop.word}: {kept}", file=sys.stderr)
-            return 128 + stop.signum
+
+    def experiment(_: object) -> int:
+        cfg, cli_keys = resolve_config(task, args)
+        return run_experiment(task, cfg, list(sys.argv if argv is None else argv), cli_keys,
+                              resume=None if args.restart else args.resume)
+
+    return run_tool(experiment, argv, interrupted=_kept)
+
+
+def _kept(stop: Interrupted) -> str:
+    """What an interrupted experiment leaves."""
+    return (f"results of finished runs are kept in {stop.run_dir}" if stop.run_dir
+            else "stopped before training started")
 
 
 # ----------------------------------------------------------------------------- experiment
@@ -220,7 +206,8 @@ def load_data(task: Task, cfg: dict[str, Any], write_data: bool = True):
             return FullGraph(graph, ds.features, ds.labels,
                              {"train": train, "val": val, "test": test}, task, device)
 
-        return ds.info, io, make_loop
+        info = {**ds.info, "fingerprint": node_data_fingerprint(graph, ds.features, ds.labels)}
+        return info, io, make_loop
 
     from data.loaders import load_graph_dataset
 
@@ -229,6 +216,7 @@ def load_data(task: Task, cfg: dict[str, Any], write_data: bool = True):
         ds = ds.with_self_loops()
     io = NetIO(task.level, task.input_kind, ds.in_dim, ds.num_classes)
     info = {name: split.stats() for name, split in ds.splits().items() if split is not None}
+    info["fingerprint"] = graph_data_fingerprint(ds.splits())
 
     def make_loop(run: int, seed: int, device: torch.device) -> GraphBatches:
         gen = torch.Generator().manual_seed(seed)
@@ -242,27 +230,28 @@ def load_data(task: Task, cfg: dict[str, Any], write_data: bool = True):
 
 
 def run_experiment(task: Task, cfg: dict[str, Any], command: list[str],
-                   cli_keys: set[str] | frozenset[str] = frozenset()) -> int:
-    """Train every seed of ``cfg``; ``cli_keys``: the config keys set on the command line."""
+                   cli_keys: set[str] | frozenset[str] = frozenset(),
+                   resume: str | os.PathLike | None = None) -> int:
+    """Train every seed of ``cfg``; ``cli_keys``: the config keys set on the command line;
+    ``resume``: a run folder to continue (:mod:`train.resume`)."""
     device = select_device(cfg["gpu"]["use"], cfg["gpu"]["id"],
                            from_command_line="gpu_id" in cli_keys)
     summary_writer_class()  # a missing package stops the run before anything is written
     check_out_dir(cfg["out_dir"])
     data_info, io, make_loop = load_data(task, cfg)  # before CUDA starts: loaders may fork
     with deterministic_mode(cfg["params"]["deterministic"]):  # set before CUDA's first call
-        return _run_loaded(task, cfg, command, cli_keys, device, data_info, io, make_loop)
+        return _run_loaded(task, cfg, command, cli_keys, device, data_info, io, make_loop,
+                           resume)
 
 
 def _run_loaded(task: Task, cfg: dict[str, Any], command: list[str],
                 cli_keys: set[str] | frozenset[str], device: torch.device,
-                data_info: dict[str, Any], io: NetIO, make_loop: Callable) -> int:
+                data_info: dict[str, Any], io: NetIO, make_loop: Callable,
+                resume: str | os.PathLike | None = None) -> int:
     """:func:`run_experiment` once the data is loaded: check the device, make the run folder,
     train every seed and write the record."""
     check_device(device)
-    try:
-        num_params = count_parameters(build_net(cfg["model"], io, cfg["net_params"]))
-    except ValueError as err:  # e.g. an option the model does not support
-        raise ConfigError(str(err)) from None
+    num_params = count_parameters(build_net(cfg["model"], io, cfg["net_params"]))
     params = cfg["params"]
     if "seed" in cli_keys:
         seeds = [params["seed"] + i for i in range(params["runs"])]
@@ -270,26 +259,41 @@ def _run_loaded(task: Task, cfg: dict[str, Any], command: list[str],
         seeds = release_seeds(params["runs"])
         log.info("seeds: the release's %s (params.seed = %d applies only when --seed is given)",
                  seeds, params["seed"])
+    point = None
+    if resume is not None:  # refused here, before anything is written
+        # the seeds follow from the command line (--seed or not): without --seed, the run's own
+        point = open_run(resume, cfg, seeds if "seed" in cli_keys else None,
+                         data_info["fingerprint"])
+        if point.complete:
+            log.info("%s is complete: nothing to resume", resume)
+            return 0
+        seeds = point.record["seeds"]
 
     # From here on a signal waits for a safe point (between batches): the run folder, its
     # writers and the loader workers exist and must be closed, and the record must say why.
     with deferred():
-        run_dir = make_run_dir(cfg["out_dir"], cfg["model"], cfg["dataset"])
+        if point is None:
+            run_dir = make_run_dir(cfg["out_dir"], cfg["model"], cfg["dataset"])
+        else:
+            run_dir = point.run_dir
         file_log = _RunLog(run_dir / "train.log")
         file_log.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
         log.addHandler(file_log)
         try:
-            write_atomic(run_dir / "config.json", json.dumps(cfg, indent=2))
             log.info("%s on %s: %d parameters, device %s, seeds %s -> %s", cfg["model"],
                      cfg["dataset"], num_params, device, seeds, run_dir)
-            record = ExperimentRecord(run_dir, {
-                "model": cfg["model"], "dataset": cfg["dataset"], "task": task.name,
-                "num_params": num_params, "seeds": seeds, "primary_metric": task.primary,
-                "higher_is_better": task.higher_is_better, "device": str(device),
-                "versions": _versions(), "command": command, "data": data_info,
-                "started": time.strftime("%Y-%m-%d %H:%M:%S"), "config": cfg,
-            })
-            _train_runs(task, cfg, io, make_loop, seeds, device, run_dir, record)
+            if point is None:
+                write_atomic(run_dir / "config.json", json.dumps(cfg, indent=2))
+                record = ExperimentRecord(run_dir, {
+                    "model": cfg["model"], "dataset": cfg["dataset"], "task": task.name,
+                    "num_params": num_params, "seeds": seeds, "primary_metric": task.primary,
+                    "higher_is_better": task.higher_is_better, "device": str(device),
+                    "versions": _versions(), "command": command, "data": data_info,
+                    "started": time.strftime("%Y-%m-%d %H:%M:%S"), "config": cfg,
+                })
+            else:
+                record = ExperimentRecord(run_dir, _resumed_header(point, command, device))
+            _train_runs(task, cfg, io, make_loop, seeds, device, run_dir, record, point)
             _log_summary(record.data, run_dir)  # a signal now finds the work done: exit 0
         except KeyboardInterrupt as err:
             stop = as_interrupted(err)
@@ -304,15 +308,20 @@ def _run_loaded(task: Task, cfg: dict[str, Any], command: list[str],
 
 
 def _train_runs(task: Task, cfg: dict[str, Any], io: NetIO, make_loop, seeds: list[int],
-                device: torch.device, run_dir: Path, record: ExperimentRecord) -> None:
-    """Train every seed into ``record``; on any way out the record says how it ended."""
+                device: torch.device, run_dir: Path, record: ExperimentRecord,
+                point: ResumePoint | None = None) -> None:
+    """Train every seed into ``record`` (after those ``point`` finished, continuing its saved
+    state); on any way out the record says how it ended."""
+    done = point.finished_runs if point is not None else 0
+    fingerprint = record.data["data"]["fingerprint"]
     try:
-        for i, seed in enumerate(seeds):
+        for i, seed in enumerate(seeds[done:], start=done):
             check()  # between runs: a signal during the last one's final evaluation
             loop = make_loop(i, seed, device)
             try:
                 run = train_run(task, cfg, io, loop, seed, i, device, run_dir,
-                                heartbeat=record.heartbeat)
+                                heartbeat=record.heartbeat, fingerprint=fingerprint,
+                                state=point.state if point is not None and i == done else None)
             finally:
                 loop.close()
             record.add_run(run)
@@ -328,11 +337,24 @@ def _train_runs(task: Task, cfg: dict[str, Any], io: NetIO, make_loop, seeds: li
             pass  # a full disk: results.json keeps its last whole version
         raise
     record.finish("complete")
+    (run_dir / STATE_FILE).unlink(missing_ok=True)  # nothing is left to continue
+
+
+def _resumed_header(point: ResumePoint, command: list[str], device: torch.device) -> dict:
+    """The record of a run folder being continued: its finished runs kept, and a ``resumed``
+    entry saying from where and with which command."""
+    data = {k: v for k, v in point.record.items() if k not in ("finished", "error")}
+    data.update(device=str(device), versions=_versions())
+    data["resumed"] = [*data.get("resumed", []), {
+        "at": time.strftime("%Y-%m-%d %H:%M:%S"), "runs_finished": point.finished_runs,
+        "after_epoch": point.state["epoch"] if point.state is not None else None,
+        "command": command}]
+    return data
 
 
 class _RunLog(logging.FileHandler):
-    """``train.log``. A line that cannot be written (a full disk) is dropped without the
-    logging module's traceback: the next result file fails too and says so in one line."""
+    """``train.log``; a line that cannot be written (a full disk) is dropped without a
+    traceback: the next result file fails too and says so in one line."""
 
     def handleError(self, record: logging.LogRecord) -> None:
         pass
@@ -346,20 +368,21 @@ class _RunLog(logging.FileHandler):
 
 def train_run(task: Task, cfg: dict[str, Any], io: NetIO, loop, seed: int, index: int,
               device: torch.device, run_dir: Path,
-              heartbeat: Callable[[], None] | None = None) -> dict[str, Any]:
+              heartbeat: Callable[[], None] | None = None, fingerprint: Any = None,
+              state: dict[str, Any] | None = None) -> dict[str, Any]:
     """Train one seed; returns its record (final metrics with the best-validation weights).
 
-    ``heartbeat`` is called after every epoch (the results file records that the run is alive).
-    """
+    After every epoch: the run's state is saved (:data:`STATE_FILE`, with the data's
+    ``fingerprint``), then ``heartbeat`` is called. ``state``: a saved state to continue."""
     params = cfg["params"]
     set_seed(seed)
     model = build_net(cfg["model"], io, cfg["net_params"]).to(device)
     compiled, why = compilation.prepare(model, cfg["model"], params["compile"], device,
                                         params["epochs"] * loop.steps_per_epoch,
                                         params["deterministic"])
-    if index == 0:
+    if index == 0 or state is not None:
         log.info("compile: %s", why)
-    warm_up = compilation.WarmUp(compiled and index == 0)
+    warm_up = compilation.WarmUp(compiled and (index == 0 or state is not None))
     optimizer = torch.optim.Adam(optimizer_groups(model, params, cfg["net_params"]),
                                  lr=params["init_lr"],
                                  weight_decay=params["weight_decay"])
@@ -369,19 +392,33 @@ def train_run(task: Task, cfg: dict[str, Any], io: NetIO, loop, seed: int, index
         scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
             optimizer, mode="min", factor=params["lr_reduce_factor"],
             patience=params["lr_schedule_patience"])
-    writer = summary_writer_class()(str(run_dir / "logs" / f"run{index}_seed{seed}"))
     ckpt_path = run_dir / "checkpoints" / f"run{index}_seed{seed}_best.pt"
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
 
     stopping = EarlyStopping(params["early_stop"], params["early_stop_patience"],
                              task.is_better)
-    best_epoch, best_state = -1, None
-    epoch_times: list[float] = []
-    stop_reason = "epochs"
-    start = time.perf_counter()
-    bar = tqdm(range(params["epochs"]), desc=f"run {index} seed {seed}", disable=None,
-               dynamic_ncols=True)
+    progress = Progress()
+    resumed = {}
+    if state is not None:
+        progress = restore_run(state, model, optimizer, scheduler, stopping, loop)
+        if progress.best_state is not None:  # the file may hold a later, unsaved epoch's
+            save_checkpoint(ckpt_path, progress.best_state, cfg, io, seed, index,
+                            progress.best_epoch)
+        # The stopped process's last scalars may not have reached its event file (the writer
+        # is asynchronous): a new file replaces them all (tensorboard drops what earlier files
+        # logged from the purge step on) with those the state kept.
+        resumed = {"purge_step": 0, "filename_suffix": f".resumed{progress.epoch + 1}"}
+        log.info("run %d seed %d: resumed after epoch %d", index, seed, progress.epoch)
+    writer = summary_writer_class()(str(run_dir / "logs" / f"run{index}_seed{seed}"),
+                                    **resumed)
+    for epoch, scalars in enumerate(progress.scalars):
+        for tag, value in scalars.items():
+            writer.add_scalar(tag, value, epoch)
+    start = time.perf_counter() - progress.elapsed_s
+    epochs = range(progress.epoch + 1, params["epochs"] if progress.stop_reason is None else 0)
+    bar = tqdm(epochs, desc=f"run {index} seed {seed}", disable=None, dynamic_ncols=True,
+               initial=progress.epoch + 1, total=params["epochs"])
     try:
         for epoch in bar:
             check()
@@ -389,8 +426,8 @@ def train_run(task: Task, cfg: dict[str, Any], io: NetIO, loop, seed: int, index
             train_loss, train_metrics = _train_epoch(loop, model, optimizer)
             evaluated = loop.evaluate_splits(model, ["val", "test"])
             val, test = evaluated["val"], evaluated["test"]
-            epoch_times.append(time.perf_counter() - t0)
-            warm_up.epoch_done(epoch_times[-1])
+            progress.epoch_times.append(time.perf_counter() - t0)
+            warm_up.epoch_done(progress.epoch_times[-1])
             for split, loss in (("training", train_loss), ("validation", val and val[0])):
                 if loss is not None and not math.isfinite(loss):
                     raise Diverged(f"run {index} (seed {seed}) diverged: the {split} loss "
@@ -400,31 +437,34 @@ def train_run(task: Task, cfg: dict[str, Any], io: NetIO, loop, seed: int, index
             if scheduler is not None:
                 scheduler.step(val[0] if val else train_loss)
 
-            writer.add_scalar("learning_rate", lr, epoch)
+            scalars = {"learning_rate": lr}
             for split, result in (("train", (train_loss, train_metrics)), ("val", val),
                                   ("test", test)):
                 if result is not None:
-                    writer.add_scalar(f"{split}/_loss", result[0], epoch)
-                    for name, value in result[1].items():
-                        writer.add_scalar(f"{split}/_{name}", value, epoch)
+                    scalars[f"{split}/_loss"] = result[0]
+                    scalars.update({f"{split}/_{k}": v for k, v in result[1].items()})
+            for tag, value in scalars.items():
+                writer.add_scalar(tag, value, epoch)
+            progress.scalars.append(scalars)
             keep, stop_early = stopping.update(val and val[0], val and val[1][task.primary])
             if keep:
-                best_epoch, best_state = epoch, copy.deepcopy(model.state_dict())
+                progress.best_epoch = epoch
+                progress.best_state = copy.deepcopy(model.state_dict())
                 save_checkpoint(ckpt_path, model, cfg, io, seed, index, epoch)
             desc = {"loss": f"{train_loss:.4f}", "lr": f"{lr:.1e}"}
             if val:
                 desc[f"val_{task.primary}"] = f"{val[1][task.primary]:.4f}"
             bar.set_postfix(desc)
             if epoch % params["print_epoch_interval"] == 0:
-                _log_epoch(epoch, (train_loss, train_metrics), val, test, lr, epoch_times[-1])
-            if stop_early:
-                stop_reason = f"early_stop ({params['early_stop']})"
-                break
-            if optimizer.param_groups[0]["lr"] < params["min_lr"]:
-                stop_reason = "min_lr"
-                break
-            if time.perf_counter() - start > params["max_time"] * 3600:
-                stop_reason = "max_time"
+                _log_epoch(epoch, (train_loss, train_metrics), val, test, lr,
+                           progress.epoch_times[-1])
+            progress.epoch, progress.elapsed_s = epoch, time.perf_counter() - start
+            progress.stop_reason = _stop_reason(params, stop_early, optimizer, progress)
+            save_state(run_dir / STATE_FILE, run_state(
+                index, seed, cfg, fingerprint, progress, model, optimizer, scheduler, stopping,
+                loop.generator))
+            _pause_for_tests(index, epoch)
+            if progress.stop_reason is not None:
                 break
             if heartbeat is not None:
                 heartbeat()
@@ -432,23 +472,50 @@ def train_run(task: Task, cfg: dict[str, Any], io: NetIO, loop, seed: int, index
         bar.close()
         _close_writer(writer)
 
-    model.load_state_dict(best_state)
+    model.load_state_dict(progress.best_state)
     final = {split: result[1] if result else None
              for split, result in loop.evaluate_splits(model, ["train", "val", "test"]).items()}
     run = {
-        "seed": seed, "epochs": len(epoch_times), "best_epoch": best_epoch,
-        "stop_reason": stop_reason, "s_per_epoch": float(np.mean(epoch_times)),
+        "seed": seed, "epochs": len(progress.epoch_times), "best_epoch": progress.best_epoch,
+        "stop_reason": progress.stop_reason or "epochs",
+        "s_per_epoch": float(np.mean(progress.epoch_times)),
         "total_time_s": time.perf_counter() - start, "final": final,
         "peak_memory_mb": _peak_memory_mb(device), "checkpoint": str(ckpt_path.name),
         "compiled": compilation.is_compiled(model), "compile_warmup_s": warm_up.seconds,
     }
+    if state is not None:
+        run["resumed_after_epoch"] = state["epoch"]
     log.info("run %d seed %d done: %s", index, seed, json.dumps(final))
     return run
 
 
+def _stop_reason(params: dict[str, Any], stop_early: bool, optimizer: torch.optim.Optimizer,
+                 progress: Progress) -> str | None:
+    """Why the run stops after this epoch (``None``: it goes on)."""
+    if stop_early:
+        return f"early_stop ({params['early_stop']})"
+    if optimizer.param_groups[0]["lr"] < params["min_lr"]:
+        return "min_lr"
+    if progress.elapsed_s > params["max_time"] * 3600:
+        return "max_time"
+    return None
+
+
+#: Test hook (tests/test_resume.py), ``RUN:EPOCH``: after saving that epoch's state the process
+#: waits up to a minute for a signal, so a test can stop it at a known point.
+PAUSE_ENV = "AUTOGCN_TEST_PAUSE_AFTER"
+
+
+def _pause_for_tests(index: int, epoch: int) -> None:
+    if os.environ.get(PAUSE_ENV) != f"{index}:{epoch}":
+        return
+    deadline = time.monotonic() + 60
+    while not interrupts.pending() and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
 def _close_writer(writer) -> None:
-    """Close the tensorboard writer. Its last events not reaching the disk (a full disk) is
-    logged: it must not hide why the run ended, nor fail a run that is otherwise done."""
+    """Close the tensorboard writer; events lost on a full disk are logged, not raised."""
     try:
         writer.close()
     except OSError as err:
@@ -456,8 +523,8 @@ def _close_writer(writer) -> None:
 
 
 def _train_epoch(loop, model: torch.nn.Module, optimizer: torch.optim.Optimizer):
-    """One training epoch; a batch BatchNorm cannot normalise, or an operation without a
-    deterministic implementation under ``--deterministic``, becomes a one-line error."""
+    """One training epoch; a single-node batch in BatchNorm, or an op with no deterministic
+    kernel under ``--deterministic``, is a one-line error."""
     try:
         return loop.train_epoch(model, optimizer)
     except ValueError as err:
@@ -475,8 +542,8 @@ def _train_epoch(loop, model: torch.nn.Module, optimizer: torch.optim.Optimizer)
 
 @functools.lru_cache(maxsize=1)
 def summary_writer_class() -> type:
-    """tensorboardX's writer (the requirement), else torch's own where only the ``tensorboard``
-    package is installed (common on GPU machines); both write the same event files."""
+    """tensorboardX's writer, else torch's own (only ``tensorboard`` installed): the same
+    event files."""
     try:
         from tensorboardX import SummaryWriter
     except ImportError:

@@ -33,8 +33,6 @@ class EarlyStopping:
 
     def __init__(self, rule: str, patience: int,
                  is_better: Callable[[float, float | None], bool]) -> None:
-        if rule not in EARLY_STOP_RULES:
-            raise ValueError(f"unknown early_stop rule {rule!r}: use one of {EARLY_STOP_RULES}")
         self.rule, self.patience, self.is_better = rule, int(patience), is_better
         self.best_metric: float | None = None
         self.best_loss = float("inf")
@@ -75,3 +73,12 @@ class EarlyStopping:
         else:
             self.bad_epochs += 1
         return keep, self.bad_epochs > self.patience
+
+    def state_dict(self) -> dict:
+        """What :meth:`update` has accumulated (a resumed run continues from it)."""
+        return {"best_metric": self.best_metric, "best_loss": self.best_loss,
+                "losses": list(self.losses), "bad_epochs": self.bad_epochs}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.best_metric, self.best_loss = state["best_metric"], state["best_loss"]
+        self.losses, self.bad_epochs = list(state["losses"]), int(state["bad_epochs"])

@@ -31,7 +31,10 @@ class Task:
     primary: str
     higher_is_better: bool
     input_kind: str
-    default_out_dir: str
+
+    @property
+    def default_out_dir(self) -> str:
+        return f"out/{self.name}/"
 
     def is_better(self, value: float, best: float | None) -> bool:
         if best is None:
@@ -39,50 +42,18 @@ class Task:
         return value > best if self.higher_is_better else value < best
 
 
-SBM = Task(
-    name="SBMs_node_classification",
-    level="node",
-    datasets=("SBM_CLUSTER", "SBM_PATTERN"),
-    loss=M.sbm_weighted_cross_entropy,
-    metrics={"acc": M.sbm_accuracy_per_class, "acc_release": M.sbm_accuracy_release},
-    primary="acc",
-    higher_is_better=True,
-    input_kind="embedding",
-    default_out_dir="out/SBMs_node_classification/",
-)
-ZINC = Task(
-    name="molecules_graph_regression",
-    level="graph",
-    datasets=("ZINC",),
-    loss=M.l1_loss,
-    metrics={"mae": M.mae},
-    primary="mae",
-    higher_is_better=False,
-    input_kind="embedding",
-    default_out_dir="out/molecules_graph_regression/",
-)
-SUPERPIXELS = Task(
-    name="superpixels_graph_classification",
-    level="graph",
-    datasets=("MNIST", "CIFAR10"),
-    loss=F.cross_entropy,
-    metrics={"acc": M.accuracy},
-    primary="acc",
-    higher_is_better=True,
-    input_kind="linear",
-    default_out_dir="out/superpixels_graph_classification/",
-)
-NODE = Task(
-    name="node_classification",
-    level="single_graph",
-    datasets=("PUBMED", "SQUIRREL", "SQUIRREL_FILTERED", "ARXIV_YEAR", "YELPCHI"),
-    loss=F.cross_entropy,
-    metrics={"acc": M.accuracy},
-    primary="acc",
-    higher_is_better=True,
-    input_kind="linear",
-    default_out_dir="out/node_classification/",
-)
+# name, level, datasets, loss, metrics, primary metric, higher is better, input kind
+SBM = Task("SBMs_node_classification", "node", ("SBM_CLUSTER", "SBM_PATTERN"),
+           M.sbm_weighted_cross_entropy,
+           {"acc": M.sbm_accuracy_per_class, "acc_release": M.sbm_accuracy_release}, "acc", True,
+           "embedding")
+ZINC = Task("molecules_graph_regression", "graph", ("ZINC",), M.l1_loss, {"mae": M.mae}, "mae",
+            False, "embedding")
+SUPERPIXELS = Task("superpixels_graph_classification", "graph", ("MNIST", "CIFAR10"),
+                   F.cross_entropy, {"acc": M.accuracy}, "acc", True, "linear")
+NODE = Task("node_classification", "single_graph",
+            ("PUBMED", "SQUIRREL", "SQUIRREL_FILTERED", "ARXIV_YEAR", "YELPCHI"), F.cross_entropy,
+            {"acc": M.accuracy}, "acc", True, "linear")
 TASKS = {t.name: t for t in (SBM, ZINC, SUPERPIXELS, NODE)}
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from layers.poly_filter import Apply, PolynomialFilter
+from autogcn.polynomial import Apply, PolynomialFilter
 
 
 def ppr_coefficients(K: int, alpha: float) -> Tensor:
@@ -31,7 +31,7 @@ class GPRGNNProp(PolynomialFilter):
         \hat A = \tilde D^{-1/2} (A + I) \tilde D^{-1/2}
 
     (PyG's ``gcn_norm``: a self-loop of weight 1 on every node, in-degrees counting it, on
-    both sides; :func:`~layers.poly_filter.filter_operator` ``"gcn"``), computed by ``K``
+    both sides; :func:`~autogcn.polynomial.filter_operator` ``"gcn"``), computed by ``K``
     repeated products. :math:`\gamma \in \mathbb{R}^{K+1}` is unconstrained (no relu, no
     normalisation) and initialised by :func:`ppr_coefficients` (the official default
     ``--Init PPR``, ``alpha = 0.1``).

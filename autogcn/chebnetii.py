@@ -11,7 +11,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from layers.poly_filter import Apply, PolynomialFilter
+from autogcn.polynomial import Apply, PolynomialFilter
 
 
 def chebyshev_nodes(K: int) -> Tensor:
@@ -40,7 +40,7 @@ class ChebNetIIProp(PolynomialFilter):
         c_i = \frac{2}{K+1} \sum_{j=0}^{K} \mathrm{relu}(\gamma_j)\, T_i(x_j)
 
     with :math:`\tilde L = L - I = -D^{-1/2} A D^{-1/2}` (PyG's ``get_laplacian(..., "sym")``
-    minus the identity: no self-loops, out-degrees; :func:`~layers.poly_filter.filter_operator`
+    minus the identity: no self-loops, out-degrees; :func:`~autogcn.polynomial.filter_operator`
     ``"laplacian"``, :math:`\tilde L = -N`), the Chebyshev recurrence
     :math:`T_0 x = x`, :math:`T_1 x = \tilde L x`, :math:`T_k x = 2\tilde L T_{k-1} x - T_{k-2} x`
     (``K`` sparse products) and the nodes :math:`x_j` of :func:`chebyshev_nodes`. Then

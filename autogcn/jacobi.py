@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from layers.poly_filter import Apply, PolynomialFilter
+from autogcn.polynomial import Apply, PolynomialFilter
 
 
 def jacobi_recurrence(k: int, a: float, b: float) -> tuple[float, float, float]:
@@ -42,7 +42,7 @@ class JacobiConvProp(PolynomialFilter):
 
     with :math:`\hat A` built on the graph made undirected (JacobiConv's pipeline symmetrises
     every graph), no self-loops added, degree 0 counted as 1
-    (:func:`~layers.poly_filter.filter_operator` ``"undirected"``). The basis runs on
+    (:func:`~autogcn.polynomial.filter_operator` ``"undirected"``). The basis runs on
     :math:`[-1, 1]`: :math:`P_0 = 1`, :math:`P_1(z) = (a-b)/2 + (a+b+2)/2\, z`, then
     :func:`jacobi_recurrence` (``K`` sparse products). As in the official code the factors
     enter the recurrence itself — :math:`\beta_k P_k x` is computed from
@@ -69,6 +69,7 @@ class JacobiConvProp(PolynomialFilter):
     """
 
     operator = "undirected"
+    per_channel = True
 
     def __init__(self, channels: int, K: int = 10, a: float = 1.0, b: float = 1.0,
                  alpha: float = 1.0) -> None:

@@ -11,7 +11,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from layers.poly_filter import Apply, PolynomialFilter
+from autogcn.polynomial import Apply, PolynomialFilter
 
 
 class BernNetProp(PolynomialFilter):
@@ -23,7 +23,7 @@ class BernNetProp(PolynomialFilter):
 
     with :math:`L` PyG's ``get_laplacian(..., "sym")``: self-loops removed, out-degrees on both
     sides, a node without edges getting :math:`L_{vv} = 1`
-    (:func:`~layers.poly_filter.filter_operator` ``"laplacian"``, :math:`N = I - L`,
+    (:func:`~autogcn.polynomial.filter_operator` ``"laplacian"``, :math:`N = I - L`,
     :math:`2I - L = I + N`). The relu keeps every coefficient non-negative; :math:`\theta_k = 1`
     at initialisation (the official default), which makes the filter all-pass
     (:math:`\sum_k \binom{K}{k} (\lambda/2)^k (1 - \lambda/2)^{K-k} = 1`).

@@ -1,0 +1,23 @@
+"""AutoGCN and the four learned polynomial filters that followed it, as PyG-style modules that
+depend on torch only.
+
+* :class:`AutoGCNConv` — AutoGCN's convolution (learned low-, middle- and high-pass filters).
+* :class:`GPRGNNProp`, :class:`BernNetProp`, :class:`ChebNetIIProp`, :class:`JacobiConvProp`
+  — the propagation of GPR-GNN, BernNet, ChebNetII and JacobiConv.
+
+Each is called as ``module(x, edge_index)`` (or with a ``torch.sparse`` / ``SparseTensor``
+``adj_t``, :mod:`autogcn.inputs`) and has ``frequency_response(lam)``. :class:`Graph` is the
+package's graph type, which the modules also take.
+"""
+
+from autogcn.bernnet import BernNetProp
+from autogcn.chebnetii import ChebNetIIProp
+from autogcn.conv import AutoGCNConv
+from autogcn.gprgnn import GPRGNNProp
+from autogcn.graph import Graph
+from autogcn.jacobi import JacobiConvProp
+from autogcn.polynomial import PolynomialFilter
+
+__all__ = ["AutoGCNConv", "BernNetProp", "ChebNetIIProp", "GPRGNNProp", "Graph",
+           "JacobiConvProp", "PolynomialFilter"]
+__version__ = "0.1.0"

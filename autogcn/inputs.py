@@ -1,0 +1,113 @@
+"""The checks and conversions at the entry of every convolution of the package: node features,
+and the graph in any of PyG's forms.
+
+A graph comes as
+
+* a ``(2, E)`` integer ``edge_index`` (row 0 sources, row 1 targets), with an optional
+  ``edge_weight`` of shape ``(E,)``;
+* a ``torch.sparse`` adjacency ``adj_t`` (COO or CSR) of shape ``(N, N)``, PyG's transposed
+  convention: entry ``(v, u)`` is the edge ``u → v`` (row = target), its value the weight;
+* a ``torch_sparse.SparseTensor`` ``adj_t`` (same convention), when that package is installed;
+* the package's own :class:`~autogcn.graph.Graph`.
+
+All are turned into a :class:`~autogcn.graph.Graph` and an optional weight per edge, without
+reading a value back from the device (:func:`~autogcn.graph.can_read_values`), so that the
+conversion compiles into one graph with ``torch.compile``.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from autogcn.graph import Graph, can_read_values
+from autogcn.sparse import SPARSE_DTYPES
+
+GraphInput = Tensor | Graph  # or a torch_sparse.SparseTensor, which is not imported here
+
+
+def check_size(name: str, value: int) -> int:
+    """``value`` if it is a positive int; a clear error naming ``name`` otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be a positive int, got {value!r}")
+    if value < 1:
+        raise ValueError(f"{name} must be a positive int, got {value}")
+    return value
+
+
+def check_features(x: Tensor, width: int, dtype: torch.dtype,
+                   width_name: str = "in_channels") -> None:
+    """Refuse node features the sparse products would fail on deep inside torch: not a 2-D
+    floating tensor, a width other than ``width``, a dtype other than the module's ``dtype``,
+    or a dtype the CSR kernels lack on the tensor's device."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"x must be a tensor of node features, got {type(x).__name__}")
+    if x.dim() != 2:
+        raise ValueError(f"x must be 2-D, (num_nodes, {width_name}={width}); got shape "
+                         f"{tuple(x.shape)}")
+    if x.shape[1] != width:
+        raise ValueError(f"x has {x.shape[1]} columns but the module's {width_name} is {width}")
+    if not x.is_floating_point():
+        raise TypeError(f"x must be floating point, got {x.dtype}")
+    if x.dtype != dtype:
+        raise TypeError(f"x has dtype {x.dtype} but the module's parameters are {dtype}; "
+                        f"convert one of them (e.g. module.to({x.dtype}))")
+    supported = SPARSE_DTYPES.get(x.device.type)
+    if supported is not None and x.dtype not in supported:
+        names = ", ".join(str(d) for d in supported)
+        raise TypeError(f"x has dtype {x.dtype}, which torch's sparse kernels lack on "
+                        f"{x.device.type}; use one of {names}")
+
+
+def to_graph(graph: GraphInput, num_nodes: int,
+             edge_weight: Tensor | None = None) -> tuple[Graph, Tensor | None]:
+    """``graph`` in any accepted form (module docstring) as a :class:`Graph` of ``num_nodes``
+    nodes and its edge weights (``edge_weight``, a sparse adjacency's values, or ``None``)."""
+    if isinstance(graph, Graph):
+        if graph.num_nodes() != num_nodes:
+            raise ValueError(f"the graph has {graph.num_nodes()} nodes but the features have "
+                             f"{num_nodes} rows")
+        return graph, edge_weight
+    if _is_sparse_tensor(graph):  # torch_sparse.SparseTensor, duck-typed: torch only here
+        row, col, value = graph.coo()
+        return _from_adjacency(row, col, value, tuple(graph.sizes()), num_nodes, edge_weight)
+    if not isinstance(graph, Tensor):
+        raise TypeError("edge_index must be a (2, num_edges) tensor, a torch.sparse adjacency "
+                        f"or a SparseTensor; got {type(graph).__name__}")
+    if graph.layout == torch.sparse_coo:
+        adj = graph if graph.is_coalesced() else graph.coalesce()
+        row, col = adj.indices()
+        return _from_adjacency(row, col, adj.values(), tuple(adj.shape), num_nodes, edge_weight)
+    if graph.layout == torch.sparse_csr:
+        crow = graph.crow_indices()
+        row = torch.repeat_interleave(torch.arange(graph.shape[0], device=crow.device),
+                                      crow.diff(), output_size=graph.col_indices().numel())
+        return _from_adjacency(row, graph.col_indices(), graph.values(), tuple(graph.shape),
+                               num_nodes, edge_weight)
+    if graph.layout != torch.strided:
+        raise TypeError(f"a sparse adjacency must be COO or CSR, got layout {graph.layout}")
+    if graph.is_floating_point() or graph.dtype == torch.bool or graph.is_complex():
+        raise TypeError(f"edge_index must hold integer node ids, got dtype {graph.dtype}")
+    if graph.dim() != 2 or graph.shape[0] != 2:
+        raise ValueError(f"edge_index must be a (2, num_edges) tensor, got {tuple(graph.shape)}")
+    return Graph.from_edge_index(graph, num_nodes, validate=can_read_values(graph)), edge_weight
+
+
+def _is_sparse_tensor(graph: object) -> bool:
+    return type(graph).__name__ == "SparseTensor" and hasattr(graph, "coo")
+
+
+def _from_adjacency(row: Tensor, col: Tensor, value: Tensor | None, shape: tuple,
+                    num_nodes: int, edge_weight: Tensor | None) -> tuple[Graph, Tensor | None]:
+    """The graph of a transposed adjacency (``row`` targets, ``col`` sources)."""
+    if edge_weight is not None:
+        raise ValueError("edge_weight must be None when the graph is a sparse adjacency: "
+                         "its values are the edge weights")
+    if shape != (num_nodes, num_nodes):
+        raise ValueError(f"the sparse adjacency must be ({num_nodes}, {num_nodes}), one row and "
+                         f"column per node of x, got {shape}")
+    if value is not None and value.dim() != 1:
+        raise ValueError(f"the sparse adjacency must hold one value per edge, got values of "
+                         f"shape {tuple(value.shape)}")
+    # ids of a sparse tensor lie inside its shape by construction: nothing to check
+    return Graph(col, row, num_nodes, validate=False), value

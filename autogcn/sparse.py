@@ -1,0 +1,131 @@
+"""The sparse product every propagation goes through: a CSR matrix times a dense one.
+
+* :func:`csr_matrix` builds every CSR tensor (32-bit indices where they fit).
+* :func:`sparse_mm` is the single place that multiplies a CSR matrix by a dense one.
+* :func:`sparse_product` is ``M x`` for a constant ``M``, differentiable in ``x``: the backward
+  multiplies by the stored ``Mᵀ`` instead of transposing per call. It is the custom operator
+  ``torch.ops.autogcn.csr_product``, so that ``torch.compile`` treats it as one opaque call
+  with a known output shape (CSR tensors cannot be traced) and compiles the dense code around it
+  without a graph break (torch >= 2.4; older torch gets the same product as an autograd
+  Function). ``M`` and ``Mᵀ`` enter as their CSR parts ``(crow, col, values)``.
+
+:data:`SPARSE_DTYPES` lists the dtypes the CSR kernels have on each device.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import torch
+from torch import Tensor
+
+# torch announces CSR support as "beta" when a CSR tensor is first made; the product used
+# here (CSR × dense through addmm, on CPU and CUDA) is the long-standing one. That notice and
+# the one below alone are silenced, and only around the construction in csr_matrix (the user's
+# own filters stay as they are).
+CSR_BETA_NOTICE = "Sparse CSR tensor support is in beta"
+#: Some torch releases (2.11, seen on a GPU machine) also announce, on every construction, that
+#: the invariant checks are off even when ``check_invariants=False`` is passed explicitly.
+CSR_INVARIANTS_NOTICE = "Sparse invariant checks are implicitly disabled"
+
+#: Floating dtypes of the CSR × dense kernels per device type (the CPU's MKL kernel has no
+#: half precision; cuSPARSE has). Other device types are not checked.
+SPARSE_DTYPES = {
+    "cpu": (torch.float32, torch.float64),
+    "cuda": (torch.float16, torch.bfloat16, torch.float32, torch.float64),
+}
+
+#: ``(crow_indices, col_indices, values)`` of a square CSR matrix.
+CSRParts = tuple[Tensor, Tensor, Tensor]
+
+
+def sparse_mm(matrix: Tensor, dense: Tensor, out: Tensor | None = None,
+              accumulate: bool = False) -> Tensor:
+    """``matrix @ dense`` (CSR × dense) written into ``out`` (a fresh buffer when omitted).
+
+    ``accumulate=True`` adds to ``out`` instead. Goes through ``addmm.out``, the overload with
+    sparse-CSR kernels on CPU and CUDA. On the CPU ``beta=0`` never reads ``out``; on CUDA
+    ``out`` is zero-filled first, since whether cuSPARSE reads an ``out`` scaled by ``beta=0``
+    (``NaN · 0`` is NaN) is not part of torch's contract (``scripts/gpu_check.py`` reports what
+    the installed build does). A matrix with more stored entries than cells is multiplied dense.
+    """
+    rows, cols = matrix.shape
+    if matrix.values().numel() > rows * cols:
+        # More stored entries than cells (repeated entries in a tiny matrix: a one-node batch
+        # with several self-loops). cuSPARSE rejects such a matrix, and it is cheaper dense.
+        product = _summed_dense(matrix) @ dense
+        if out is None:
+            return product
+        return out.add_(product) if accumulate else out.copy_(product)
+    if out is None:
+        out = (dense.new_zeros if dense.is_cuda else dense.new_empty)(rows, dense.shape[1])
+    elif dense.is_cuda and not accumulate:
+        out.zero_()
+    return torch.addmm(out, matrix, dense, beta=1 if accumulate else 0, out=out)
+
+
+def _summed_dense(matrix: Tensor) -> Tensor:
+    """The dense form of a CSR matrix, repeated entries summed."""
+    indptr, values = matrix.crow_indices(), matrix.values()
+    rows = torch.repeat_interleave(torch.arange(matrix.shape[0], device=values.device),
+                                   indptr.diff(), output_size=values.numel())
+    return values.new_zeros(matrix.shape).index_put_((rows, matrix.col_indices().long()), values,
+                                                     accumulate=True)
+
+
+def csr_matrix(indptr: Tensor, indices: Tensor, values: Tensor, n: int) -> Tensor:
+    """An ``n × n`` CSR tensor (32-bit indices where they fit)."""
+    if indices.numel() < 2**31:  # 32-bit indices spare the sparse kernel a conversion per call
+        indptr, indices = indptr.int(), indices.int()
+    # The structure comes from Graph.csc()/csr(), valid by construction: skip the O(nnz) checks.
+    with warnings.catch_warnings():
+        for notice in (CSR_BETA_NOTICE, CSR_INVARIANTS_NOTICE):
+            warnings.filterwarnings("ignore", message=notice, category=UserWarning)
+        return torch.sparse_csr_tensor(indptr, indices, values, (n, n), check_invariants=False)
+
+
+def csr_parts(matrix: Tensor) -> CSRParts:
+    """The parts :func:`sparse_product` takes, of a CSR tensor."""
+    return matrix.crow_indices(), matrix.col_indices(), matrix.values()
+
+
+def _product(x: Tensor, crow: Tensor, col: Tensor, values: Tensor) -> Tensor:
+    return sparse_mm(csr_matrix(crow, col, values, crow.numel() - 1), x)
+
+
+if hasattr(torch.library, "custom_op"):  # torch >= 2.4: an operator torch.compile keeps whole
+    @torch.library.custom_op("autogcn::csr_product", mutates_args=())
+    def _csr_product(x: Tensor, crow: Tensor, col: Tensor, values: Tensor, crow_t: Tensor,
+                     col_t: Tensor, values_t: Tensor) -> Tensor:
+        """``M x`` with ``M`` given by its CSR parts (``Mᵀ``'s parts serve the backward)."""
+        return _product(x, crow, col, values)
+
+    @_csr_product.register_fake
+    def _(x: Tensor, crow: Tensor, *_: Tensor) -> Tensor:
+        return x.new_empty(crow.shape[0] - 1, x.shape[1])
+
+    def _save_transpose(ctx, inputs: tuple, output: Tensor) -> None:
+        ctx.transposed = (*inputs[4:7], *inputs[1:4])  # the backward multiplies by Mᵀ (and M)
+
+    def _product_backward(ctx, grad: Tensor) -> tuple:
+        return (_csr_product(grad.contiguous(), *ctx.transposed),) + (None,) * 6
+
+    _csr_product.register_autograd(_product_backward, setup_context=_save_transpose)
+else:  # older torch (the DGL profile's 2.2): the same product and backward, eager only
+    class _CSRProduct(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x: Tensor, *parts: Tensor) -> Tensor:
+            ctx.transposed = (*parts[3:6], *parts[0:3])
+            return _product(x, *parts[0:3])
+
+        @staticmethod
+        def backward(ctx, grad: Tensor) -> tuple:
+            return (_csr_product(grad.contiguous(), *ctx.transposed),) + (None,) * 6
+
+    _csr_product = _CSRProduct.apply
+
+
+def sparse_product(x: Tensor, matrix: CSRParts, transposed: CSRParts) -> Tensor:
+    """``M x`` for ``x`` (N, d) and a constant square ``M`` (its parts and ``Mᵀ``'s);
+    differentiable in ``x`` (twice: the backward is again such a product)."""
+    return _csr_product(x, *matrix, *transposed)

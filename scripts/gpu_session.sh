@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# One GPU call of at most 9 minutes (a lent H100/H200): the GPU check, the benchmark, then the
+# full-protocol ZINC runs of AutoGCN and GCN (the graph table's cells AUTOGCN_ZINC and
+# GCN_ZINC, both at once on the GPU) until the call's deadline, when they save their state
+# and stop; the next call continues them where they stopped (scripts/sweep.py resumes
+# unfinished cells). Results: the same records as CPU runs, in OUT_ROOT/graph/<cell>/.
+#
+#   bash scripts/gpu_session.sh             (from anywhere; paths are the project's)
+#
+# Environment: ZINC_DIR (the ZINC pickles; default datasets/ZINC), OUT_ROOT (default
+# out/reproduce), BUDGET_S (the whole call, default 540 s), PYTHON (default .venv/bin/python).
+# The check and the benchmark run in the first call only (their output is kept in
+# OUT_ROOT/gpu_session/); delete that folder to run them again.
+# Without a CUDA GPU: one SKIP line, exit 0. Bad input: one line, exit 2.
+set -u
+cd "$(dirname "$0")/.."
+start=$(date +%s)
+python="${PYTHON:-.venv/bin/python}"
+[ -x "$python" ] || python=python3
+if ! "$python" -c "import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)" \
+        2>/dev/null; then
+    echo "SKIP gpu_session no CUDA device here: nothing run"
+    exit 0
+fi
+zinc="${ZINC_DIR:-datasets/ZINC}"
+out="${OUT_ROOT:-out/reproduce}"
+budget="${BUDGET_S:-540}"
+if [ ! -f "$zinc/train.pickle" ]; then
+    echo "error: no ZINC pickles in $zinc (set ZINC_DIR)" >&2
+    exit 2
+fi
+# What stopping needs at the end: a cell acts on SIGTERM at its next batch (at most
+# train/interrupts.py's GRACE_S, 5 s, during a compile), then closes its writers; timeout
+# sends SIGKILL 25 s after SIGTERM; the last 10 s print the cells' state.
+margin=35
+left() { echo $(( start + budget - margin - $(date +%s) )); }
+log="$out/gpu_session"
+mkdir -p "$log"
+
+once() {  # NAME CAP_S COMMAND...: run once per output folder, within CAP_S and the deadline
+    local name=$1 cap=$2 t
+    shift 2
+    if [ -f "$log/$name.done" ]; then
+        echo "$name: done in an earlier call ($log/$name.log)"
+        return
+    fi
+    t=$(left)
+    [ "$t" -lt "$cap" ] && cap=$t
+    if [ "$cap" -lt 30 ]; then
+        echo "SKIP $name no time left in this call"
+        return
+    fi
+    echo "== $name (at most ${cap}s)"
+    timeout -s TERM -k 20 "$cap" "$@" 2>&1 | tee "$log/$name.log"
+    local rc=${PIPESTATUS[0]}
+    [ "$rc" -eq 0 ] && touch "$log/$name.done"
+    echo "== $name exit $rc after $(( $(date +%s) - start ))s of the call"
+}
+
+once gpu_check 150 "$python" -m scripts.gpu_check --quick
+once benchmark 150 "$python" -m scripts.benchmark --device cuda --datasets ZINC \
+    --zinc_dir "$zinc" --graphs 1024 --epochs 5
+
+t=$(left)
+if [ "$t" -lt 60 ]; then
+    echo "SKIP zinc_runs no time left in this call (${t}s)"
+else
+    echo "== zinc_runs AUTOGCN_ZINC and GCN_ZINC until ${t}s from now"
+    for cell in 0 2; do  # --only GCN_ZINC lists GCN_ZINC (0), APGCN_ZINC (1), AUTOGCN_ZINC (2)
+        timeout -s TERM -k 25 "$t" "$python" -m scripts.sweep graph --gpus 0 --only GCN_ZINC \
+            --cell "$cell" --out_root "$out" --data_dir "ZINC=$zinc" &
+    done
+    wait
+fi
+echo "== state after $(( $(date +%s) - start ))s (rerun this script to continue):"
+"$python" -m scripts.sweep graph --only GCN_ZINC --list --out_root "$out" | grep -v APGCN
+exit 0

@@ -1,0 +1,293 @@
+"""The committed evidence: records of measured cells, their checkpoints, the report and figure.
+
+Fake sweep outputs are written into temporary folders (a ``results.json`` and a checkpoint per
+cell, as the main scripts write them); one ZINC cell is trained for real, for one epoch on a
+tiny ZINC copy, so that its record and pretrained checkpoint go through the whole path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from nets.gnn_net import NetIO
+from nets.registry import build_net, count_parameters
+from scripts import records as rec
+from scripts import reproduction_report as report
+from train.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from train.config import load_config
+
+ROOT = Path(__file__).resolve().parent.parent
+SEEDS = [4565, 7432, 9823, 2113, 5812]  # the release's seeds (train/runner.py: release_seeds)
+PUBMED = NetIO("single_graph", "linear", 500, 3)
+ZINC = NetIO("graph", "embedding", 28, 1)
+PATTERN = NetIO("node", "embedding", 3, 2)
+SCRIPTS = {"PUBMED": ("main_node_classification.py", "node_classification_{}_PUBMED.json"),
+           "ZINC": ("main_molecules_graph_regression.py",
+                    "molecules_graph_regression_{}_ZINC.json"),
+           "SBM_PATTERN": ("main_SBMs_node_classification.py",
+                           "SBMs_node_clustering_{}_PATTERN.json")}
+
+
+def fake_cell(out_root: Path, table: str, model: str, dataset: str, io: NetIO,
+              values: list[float], split: str = "test", metric: str = "acc",
+              status: str = "complete", stamp: str = "20260101-000000") -> Path:
+    """A run folder of one cell as a main script leaves it: ``results.json`` (one run per
+    value, the release's seeds) and each run's best checkpoint, of a net built from the cell's
+    config file."""
+    script, config = SCRIPTS[dataset]
+    config = f"configs/{config.format(model)}"
+    cfg = load_config(ROOT / config)
+    net = build_net(model, io, cfg["net_params"])
+    cell = f"{model}_{dataset}"
+    folder = out_root / table / cell / f"{cell}_{stamp}"
+    (folder / "checkpoints").mkdir(parents=True)
+    runs = []
+    for i, (seed, value) in enumerate(zip(SEEDS, values, strict=False)):
+        name = f"run{i}_seed{seed}_best.pt"
+        save_checkpoint(folder / "checkpoints" / name, net, cfg, io, seed, i, 3)
+        final = {"train": {metric: value}, "val": {metric: value}, "test": None}
+        final[split] = {metric: value}
+        runs.append({"seed": seed, "epochs": 4, "s_per_epoch": 0.5, "total_time_s": 2.0,
+                     "final": final, "checkpoint": name})
+    data = {"status": status, "pid": 1, "host": "somehost", "model": model, "dataset": dataset,
+            "num_params": count_parameters(net), "seeds": SEEDS[:len(values)],
+            "device": "cpu", "versions": {"torch": torch.__version__}, "started": stamp,
+            "command": [script, "--config", config, "--runs", str(len(values)), "--out_dir",
+                        str(out_root / table / cell), "--data_dir", str(out_root / "data"),
+                        "--use_gpu", "False"],
+            "runs": runs, "summary": {}}
+    (folder / "results.json").write_text(json.dumps(data))
+    return folder
+
+
+def collect(out_root: Path, into: Path, tables=("node",), **kw) -> list[str]:
+    lines: list[str] = []
+    refused = rec.collect_records(out_root, list(tables), into, log=lines.append, **kw)
+    assert refused == 0 and lines[-1].startswith("cells: ")
+    return lines[:-1]
+
+
+# ------------------------------------------------------------------------------- records
+def test_a_complete_cell_becomes_a_record_with_its_config_s_parameter_count(tmp_path):
+    fake_cell(tmp_path / "out", "node", "GCN", "PUBMED", PUBMED, [0.86, 0.87, 0.865, 0.86, 0.87])
+    lines = collect(tmp_path / "out", tmp_path / "results", commit="abc", machine="CPU: test")
+    assert lines == ["node/GCN_PUBMED: written (5/5 seeds)"]
+    record = json.loads((tmp_path / "results" / "node" / "GCN_PUBMED.json").read_text())
+    # GCN on PubMed builds the paper's #Param exactly (tests/test_param_counts.py)
+    assert (record["model"], record["dataset"], record["num_params"]) == ("GCN", "PUBMED", 8105)
+    assert record["seeds"] == SEEDS and record["seeds_protocol"] == 5
+    assert [r["final"]["test"]["acc"] for r in record["runs"]] == [0.86, 0.87, 0.865, 0.86, 0.87]
+    assert record["command"].endswith("--out_dir OUT --data_dir DIR --use_gpu False")
+    assert record["command"].startswith("python main_node_classification.py --config configs/")
+    assert (record["commit"], record["machine"]) == ("abc", "CPU: test")
+    text = json.dumps(record)
+    assert str(tmp_path) not in text and "somehost" not in text and '"pid"' not in text
+
+
+def test_collecting_again_changes_nothing_and_never_drops_seeds(tmp_path):
+    out, into = tmp_path / "out", tmp_path / "results"
+    fake_cell(out, "node", "GCN", "PUBMED", PUBMED, [0.86] * 5)
+    collect(out, into, commit="abc")
+    path = into / "node" / "GCN_PUBMED.json"
+    before = path.read_bytes()
+    assert collect(out, into, commit="abc") == ["node/GCN_PUBMED: unchanged (5/5 seeds)"]
+    # a newer, complete result with fewer seeds is the one the tables would pick
+    fake_cell(out, "node", "GCN", "PUBMED", PUBMED, [0.5, 0.5], stamp="20270101-000000")
+    lines = collect(out, into, commit="abc", runs=2)
+    assert lines[0].startswith("node/GCN_PUBMED: kept: the record has 5 seeds")
+    assert path.read_bytes() == before
+    assert collect(out, into, commit="abc", runs=2, replace=True) == [
+        "node/GCN_PUBMED: updated (2/2 seeds)"]
+    assert json.loads(path.read_text())["seeds"] == SEEDS[:2]
+
+
+def test_unfinished_cells_are_reported_not_recorded(tmp_path):
+    out = tmp_path / "out"
+    fake_cell(out, "node", "GCN", "PUBMED", PUBMED, [0.86] * 3, status="interrupted")
+    assert collect(out, tmp_path / "results") == [
+        "node/GCN_PUBMED: not complete (interrupted 3/5)"]
+    assert not (tmp_path / "results" / "node").exists()
+
+
+def _good_record(tmp_path: Path) -> tuple[Path, dict]:
+    fake_cell(tmp_path / "out", "node", "GCN", "PUBMED", PUBMED, [0.86] * 5)
+    collect(tmp_path / "out", tmp_path / "results", commit="abc")
+    path = tmp_path / "results" / "node" / "GCN_PUBMED.json"
+    return path, json.loads(path.read_text())
+
+
+@pytest.mark.parametrize("tamper, why", [
+    (lambda r: r["runs"].pop(2), "seed 9823 has no run"),
+    (lambda r: r.update(num_params=8106), "#Param 8106, but its config builds 8105"),
+    (lambda r: r.update(model="SGC"), "model 'SGC', but the cell GCN_PUBMED is GCN"),
+    (lambda r: r.update(command=r["command"].replace("_GCN_", "_SGC_")),
+     "its command's config is SGC on PUBMED, not GCN_PUBMED"),
+    (lambda r: r.update(machine="CPU in /home/someone"), None),
+])
+def test_a_wrong_record_is_refused_with_one_line_naming_the_file(tmp_path, capsys, tamper, why):
+    path, record = _good_record(tmp_path)
+    tamper(record)
+    path.write_text(json.dumps(record))
+    with pytest.raises(rec.RecordError) as err:
+        rec.read_records(tmp_path / "results")
+    message = str(err.value)
+    assert "\n" not in message and message.startswith(str(path))
+    assert (why or "holds a machine path") in message
+    assert rec._run(["check", "--into", str(tmp_path / "results")]) == 1
+    assert capsys.readouterr().err == f"error: {message}\n"
+
+
+def test_another_cell_s_record_under_this_cell_s_name_is_refused(tmp_path):
+    path, _ = _good_record(tmp_path)
+    path.rename(path.with_name("SGC_PUBMED.json"))
+    with pytest.raises(rec.RecordError, match="SGC_PUBMED.json: model 'GCN', but the cell "
+                                              "SGC_PUBMED is SGC"):
+        rec.read_records(tmp_path / "results")
+
+
+def test_the_committed_records_agree_with_their_configs():
+    """Each committed record: its model, dataset and #Param rebuilt from its command's config
+    (``read_records`` refuses any other), every seed there, its checkpoint loadable."""
+    records = rec.read_records(ROOT / "results")
+    for table, cells in records.items():
+        for cell_id, record in cells.items():
+            assert cell_id == f"{record['model']}_{record['dataset']}"
+            assert len(record["runs"]) == len(record["seeds"]) <= record["seeds_protocol"]
+            ckpt = ROOT / "results" / table / f"{cell_id}.pt"
+            if record["dataset"] in rec.CHECKPOINT_DATASETS:
+                loaded = load_checkpoint(ckpt)
+                assert loaded["seed"] == record["seeds"][0]
+                net = build_net(record["model"], NetIO.from_dict(loaded["io"]),
+                                loaded["config"]["net_params"])
+                assert count_parameters(net) == record["num_params"]
+                assert ckpt.stat().st_size <= rec.MAX_CHECKPOINT_BYTES
+
+
+# ------------------------------------------------------------------------------- checkpoints
+class _Marker:
+    """An object whose unpickling would write a file: a stand-in for arbitrary code."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def __reduce__(self):
+        return (Path.touch, (Path(self.path),))
+
+
+def test_a_checkpoint_holding_a_pickled_object_is_refused_unexecuted(tmp_path):
+    net = build_net("GCN", PUBMED, load_config(
+        ROOT / "configs/node_classification_GCN_PUBMED.json")["net_params"])
+    touched = tmp_path / "touched"
+    path = tmp_path / "evil.pt"
+    torch.save({"state_dict": net.state_dict(), "config": {"model": "GCN"}, "io": {},
+                "extra": _Marker(str(touched))}, path)
+    with pytest.raises(CheckpointError, match="not a readable checkpoint"):
+        load_checkpoint(path)
+    assert not touched.exists()
+    # the same file read without the weights-only guard would run the object's code
+    torch.load(path, weights_only=False)
+    assert touched.exists()
+
+
+def test_a_zinc_cell_s_checkpoint_is_kept_and_evaluates_to_its_record(tmp_path):
+    """One epoch of GCN on a tiny ZINC copy, run as the sweep runs a cell; its record and its
+    pretrained checkpoint, which ``evaluate_checkpoint.py`` scores as the run did."""
+    from tests.data_writers import write_tiny_zinc
+
+    data = tmp_path / "zinc"
+    write_tiny_zinc(data, {"train": 8, "val": 4})
+    out = tmp_path / "out" / "graph" / "GCN_ZINC"
+    cmd = [sys.executable, "main_molecules_graph_regression.py", "--config",
+           "configs/molecules_graph_regression_GCN_ZINC.json", "--runs", "1", "--out_dir",
+           str(out), "--data_dir", str(data), "--use_gpu", "False", "--epochs", "1"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    subprocess.run(cmd, cwd=ROOT, env=env, check=True, capture_output=True, timeout=300)
+    into = tmp_path / "results"
+    lines = collect(tmp_path / "out", into, tables=("graph",), extra=["--epochs", "1"])
+    assert len(lines) == 1 and lines[0].startswith("graph/GCN_ZINC: written (1/5 seeds, "
+                                                   "checkpoint 0.")
+    record = json.loads((into / "graph" / "GCN_ZINC.json").read_text())
+    assert record["command"].endswith("--data_dir DIR --use_gpu False --epochs 1")
+    ckpt = into / "graph" / "GCN_ZINC.pt"
+    assert str(tmp_path).encode() not in ckpt.read_bytes()
+    assert ckpt.stat().st_size < 1_000_000
+    shown = subprocess.run([sys.executable, "evaluate_checkpoint.py", str(ckpt), "--data_dir",
+                            str(data)], cwd=ROOT, env=env, check=True, capture_output=True,
+                           text=True, timeout=300).stdout
+    metrics = json.loads(shown[shown.index("{"):])["metrics"]
+    assert metrics["val"]["mae"] == pytest.approx(record["runs"][0]["final"]["val"]["mae"],
+                                                  rel=1e-5)
+    assert record["summary"]["val"]["mae"]["n"] == 1
+
+
+# ------------------------------------------------------------------------------- report
+def _report_records(tmp_path: Path) -> Path:
+    """Records whose marks are known: GCN .001 above the paper's mean (within 1σ), SGC 1.5 published
+    stds off (within 2σ), MLP far off, one SBM_PATTERN seed against a published std of 0
+    (not comparable) and one ZINC seed on the validation split."""
+    out = tmp_path / "out"
+    fake_cell(out, "node", "GCN", "PUBMED", PUBMED, [0.861, 0.873, 0.867, 0.867, 0.867])
+    fake_cell(out, "node", "SGC", "PUBMED", PUBMED, [0.872] * 5)  # paper .866 ± .004
+    fake_cell(out, "node", "MLP", "PUBMED", PUBMED, [0.9] * 5)  # paper .493 ± .164
+    fake_cell(out, "node", "GCN", "SBM_PATTERN", PATTERN, [0.85])  # paper .855 ± .000
+    fake_cell(out, "graph", "GCN", "ZINC", ZINC, [0.40], split="val", metric="mae")
+    into = tmp_path / "results"
+    collect(out, into, tables=("node", "graph"))
+    return into
+
+
+def test_the_report_marks_each_cell_and_counts_them(tmp_path):
+    section, data = report.build(_report_records(tmp_path))
+    assert section.startswith(report.BEGIN) and section.endswith(report.END + "\n")
+    rows = {}
+    for line in section.splitlines():
+        parts = [p.strip() for p in line.strip("|").split("|")]
+        if len(parts) == 8:
+            rows[parts[0], parts[1]] = parts[2:7]
+    assert rows["GCN", "PUBMED"] == [".867 ± .004", "5", ".866 ± .005", "+0.2", "within 1σ"]
+    assert rows["SGC", "PUBMED"] == [".872 ± .000", "5", ".866 ± .004", "+1.5", "within 2σ"]
+    assert rows["MLP", "PUBMED"][4] == "outside 2σ"
+    assert rows["GCN", "SBM_PATTERN"] == [".850 ± .000", "1 of 5", ".855 ± .000", "", "n/c"]
+    # ZINC: our validation MAE (†) against the paper's test MAE .314 ± .009
+    assert rows["GCN", "ZINC"] == [".400 ± .000†", "1 of 5", ".314 ± .009", "+9.6",
+                                   "outside 2σ†"]
+    # node: 31 cells (DSGCN not implemented among them), graph: 30
+    assert ("**Cells measured 4: within one std 1, within two 1, outside 1, not comparable 1; "
+            "not run 27 (1 not implemented).**") in section
+    assert ("**Cells measured 1: within one std 0, within two 0, outside 1; not run 29.** († 1 "
+            "of them") in section
+    assert "**Cells measured 0: within one std 0, within two 0, outside 0; not run 30.**" in section
+    assert sorted(data) == ["PUBMED", "SBM_PATTERN", "ZINC"]
+    assert {p["model"]: (p["paper"], p["ours"], p["n"]) for p in data["PUBMED"]} == {
+        "GCN": (0.866, 0.867, 5), "SGC": (0.866, 0.872, 5), "MLP": (0.493, 0.9, 5)}
+
+
+def test_the_report_command_rewrites_only_its_section_and_the_figure(tmp_path):
+    into = _report_records(tmp_path)
+    doc = tmp_path / "results.md"
+    doc.write_text(f"# Results\n\nbefore\n\n{report.BEGIN}\nold\n{report.END}\n\nafter\n")
+    figure = tmp_path / "fig" / "reproduction.png"
+    args = ["--records", str(into), "--doc", str(doc), "--figure", str(figure)]
+    assert report.main([*args, "--check"]) == 1
+    assert report.main(args) == 0
+    section, data = report.build(into)
+    assert doc.read_text() == f"# Results\n\nbefore\n\n{section}\nafter\n"
+    assert report.figure_text(figure) == data
+    assert report.main([*args, "--check"]) == 0
+
+
+def test_the_committed_report_and_figure_are_those_of_the_committed_records():
+    section, data = report.build(ROOT / "results")
+    text = report.DOC.read_text()
+    assert report.replace_section(text, section, report.DOC) == text, \
+        "docs/results.md: run python -m scripts.reproduction_report"
+    assert report.figure_text(report.FIGURE) == data, \
+        "docs/figures/reproduction.png: run python -m scripts.reproduction_report"
+

@@ -1,0 +1,122 @@
+"""The project's errors, their one-line form and the one mapping to exit codes.
+
+Every entry point runs through :func:`run_tool`: 0 success; 2 bad input (:data:`BAD_INPUT`),
+one line ``error: ...``; 1 a failure, in one line (``AUTOGCN_TRACEBACK=1``: the traceback);
+130 Ctrl-C, 143 SIGTERM (:mod:`train.interrupts`). It imports only the standard library, the
+data errors and the interrupts, so every module may use it.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from data.common import DataError
+from data.files import FULL_DISK, WriteError
+from train import interrupts
+from train.interrupts import Interrupted, as_interrupted, handle_interrupts
+
+
+class UsageError(ValueError):
+    """A bad value found after parsing, or an output path that cannot be written."""
+
+
+class ConfigError(ValueError):
+    """A configuration problem, with a message naming the offending key or value."""
+
+
+class CheckpointError(ValueError):
+    """A file that is not a usable checkpoint of this project; the message says why."""
+
+
+class DeviceError(RuntimeError):
+    """The requested device cannot be used; the message says why and what to do."""
+
+
+class OutputError(ValueError):
+    """The output folder cannot be written; the message names it and says why."""
+
+
+class TrainingError(RuntimeError):
+    """Training cannot go on; the message says why and what to change."""
+
+
+class Diverged(TrainingError):
+    """A loss became NaN or infinite (a failure, exit code 1)."""
+
+
+BAD_INPUT = (UsageError, ConfigError, DataError, DeviceError, OutputError, CheckpointError,
+             TrainingError)
+
+
+def one_line(err: BaseException) -> str:
+    """An exception's message on one line (its type when it has none)."""
+    return " ".join(str(err).split()) or type(err).__name__
+
+
+def first_line(err: BaseException) -> str:
+    """The first line of an exception's message (its type when it has none): for messages that
+    go on with detail (torch's, the compiler's) quoted inside a line of ours."""
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
+
+
+def failure_line(err: OSError) -> str:
+    """One line for a failed write or read: a full disk names the folder."""
+    if isinstance(err, WriteError):  # already names the file and its folder
+        return one_line(err)
+    where = err.filename or err.filename2
+    if err.errno in FULL_DISK:
+        what = "no space left on device" if err.errno == errno.ENOSPC else "disk quota exceeded"
+        if where:
+            folder = os.path.dirname(os.path.abspath(os.fsdecode(where)))
+            return f"{what} writing in {folder}: free some space there and rerun"
+        return f"{what}: free some space and rerun"
+    return f"{os.fsdecode(where)}: {err.strerror or err}" if where else one_line(err)
+
+
+def exit_code(err: BaseException) -> int:
+    """The process exit code for ``err`` ending an entry point."""
+    if isinstance(err, KeyboardInterrupt):
+        return interrupts.exit_code(err)
+    if isinstance(err, BAD_INPUT) and not isinstance(err, Diverged):
+        return 2
+    return 1
+
+
+def run_tool(main: Callable[[Sequence[str] | None], Any], argv: Sequence[str] | None = None,
+             interrupted: str | Callable[[Interrupted], str | None] | None = None) -> int:
+    """Run ``main(argv)`` and return the process exit code (see the module docstring).
+
+    ``interrupted``: what an interrupt leaves, said after ``interrupted:`` / ``terminated:`` (or
+    the function giving it from the interrupt, e.g. naming the run folder once one exists)."""
+    try:
+        with handle_interrupts():
+            code = main(argv)
+        return 0 if code is None else int(code)
+    except SystemExit as exc:  # argparse (--help 0, errors 2) or a tool's own exit
+        if exc.code is None or isinstance(exc.code, int):
+            return exc.code or 0
+        print(exc.code, file=sys.stderr)
+        return 1
+    except KeyboardInterrupt as exc:
+        stop = as_interrupted(exc)
+        note = interrupted(stop) if callable(interrupted) else interrupted
+        print(f"{stop.word}: {note}" if note else stop.word, file=sys.stderr)
+        return exit_code(stop)
+    except Exception as exc:
+        code = exit_code(exc)
+        if isinstance(exc, BAD_INPUT):
+            line = one_line(exc)
+        elif os.environ.get("AUTOGCN_TRACEBACK"):
+            raise
+        elif isinstance(exc, OSError):
+            line = failure_line(exc)
+        else:
+            line = (f"{type(exc).__name__}: {one_line(exc)} (set AUTOGCN_TRACEBACK=1 for the "
+                    "traceback)")
+        print(f"error: {line}", file=sys.stderr)
+        return code
