@@ -189,16 +189,27 @@ def gin_net(io: NetIO, p: dict) -> nn.Module:
     GIN(h→classes, one linear, no activation, no dropout). The release's citation GIN also
     allocated an unused ``Linear(in, h)`` and never ran its output layer (its forward stopped
     after L layers); here the output layer runs and nothing unused is allocated.
+    ``gin_output_layer: false`` gives the release's forward, to measure how much that slip
+    explains of the gap to the published scores: the output layer is allocated but never run,
+    and the last hidden layer's ``hidden_dim`` ReLU'd, dropped-out outputs are the class scores.
     """
     if io.level != "single_graph":
         return GINNet(io, p)
     hidden, n_layers = p["hidden_dim"], p["L"]
+    run_output_layer = p["gin_output_layer"]
+    if not run_output_layer and hidden < io.num_classes:
+        raise ValueError(f"gin_output_layer false scores classes with the hidden_dim {hidden} "
+                         f"outputs; it needs hidden_dim >= the {io.num_classes} classes")
     gin = {"learn_eps": p["learn_eps_GIN"], "aggregator": p["neighbor_aggr_GIN"], **_post_args(p)}
     layers = [GINLayer(io.in_dim, hidden, 1, torch.relu, p["dropout"], **gin)]
     layers += [GINLayer(hidden, hidden, p["n_mlp_GIN"], torch.relu, p["dropout"], **gin)
                for _ in range(n_layers - 1)]
-    layers.append(GINLayer(hidden, io.num_classes, 1, None, 0.0, **gin))
-    return StackNet(io, layers)
+    output = GINLayer(hidden, io.num_classes, 1, None, 0.0, **gin)
+    if run_output_layer:
+        return StackNet(io, [*layers, output])
+    net = StackNet(io, layers)
+    net.unused_output_layer = output  # allocated, as in the release: its parameters count
+    return net
 
 
 # ------------------------------------------------------------------ MLP
