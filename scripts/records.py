@@ -63,7 +63,7 @@ with startup():
     from nets.gnn_net import NetIO
     from nets.registry import build_net, count_parameters
     from scripts.make_tables import EXPECTED_RUNS, CellResult, collect, load_tables
-    from scripts.sweep import ROOT, TABLES, Cell, Table, requested_runs, resolve
+    from scripts.sweep import ROOT, TABLES, Cell, Table, requested_runs, resolve, script_config
     from train.checkpoint import CheckpointError, load_checkpoint
     from train.cli import MAX_RUNS, ArgumentParser, UsageError, int_in
     from train.errors import run_tool
@@ -169,20 +169,7 @@ def portable_checkpoint(ckpt: dict[str, Any]) -> bytes:
 # ------------------------------------------------------------------------------- checking
 def _config_of(command: str, dataset: str) -> dict[str, Any]:
     """The resolved config of a recorded command, parsed as its main script does."""
-    from train.runner import build_parser, resolve_config
-    from train.tasks import task_for_dataset
-
-    task = task_for_dataset(dataset)
-    parser = build_parser(task, "")
-    messages = io.StringIO()
-    with contextlib.redirect_stderr(messages), contextlib.redirect_stdout(messages):
-        try:
-            args = parser.parse_args(shlex.split(command)[2:])
-        except SystemExit:
-            raise ValueError(messages.getvalue().strip().splitlines()[-1]) from None
-    if args.config:
-        args.config = str(ROOT / args.config)  # a table's configs are relative to the project
-    return resolve_config(task, args)[0]
+    return script_config(dataset, shlex.split(command)[2:])
 
 
 def _strings(value: Any) -> Iterable[str]:

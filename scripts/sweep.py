@@ -905,10 +905,11 @@ def check_extra(extra: Sequence[str], cells: Sequence[Cell]) -> None:
                 raise SweepError(f"{option} after --: the sweep sets it for every cell ({hint})")
 
 
-def check_command(cell: Cell, cmd: Sequence[str]) -> None:
-    """:class:`SweepError` unless the cell's main script accepts ``cmd``: parsed and resolved
-    as the script does (config file, overrides, ranges), nothing loaded or run, so a bad value
-    after ``--`` stops the sweep before its first cell rather than failing every cell."""
+def script_config(dataset: str, argv: Sequence[str], prog: str = "") -> dict:
+    """The config a main script would run with ``argv`` (its arguments, without ``python
+    SCRIPT``): parsed and resolved as the script does (config file, overrides, ranges), nothing
+    loaded or run. A table's config path is relative to the project root, where cells run.
+    ``ValueError`` with the script's own one-line message when it would refuse ``argv``."""
     import contextlib
     import io
 
@@ -916,21 +917,29 @@ def check_command(cell: Cell, cmd: Sequence[str]) -> None:
     from train.runner import resolve_config
     from train.tasks import task_for_dataset
 
-    task = task_for_dataset(cell.dataset)
+    task = task_for_dataset(dataset)
     parser = script_parser(task, "")
-    parser.prog = cell.script
+    parser.prog = prog or parser.prog
     messages = io.StringIO()
     try:
         with contextlib.redirect_stderr(messages), contextlib.redirect_stdout(messages):
-            args = parser.parse_args(list(cmd[2:]))
-        if args.config:  # a table's config: relative to the project root, where cells run
-            args.config = str(ROOT / args.config)
-        resolve_config(task, args)
+            args = parser.parse_args(list(argv))
     except SystemExit:
         text = messages.getvalue().strip().splitlines()
-        why = text[-1].removeprefix("error: ") if text else "not accepted by its main script"
-        raise SweepError(f"cell {cell.id}: {why}") from None
-    except ValueError as err:  # ConfigError and the data options' own checks
+        raise ValueError(text[-1].removeprefix("error: ") if text
+                         else "not accepted by its main script") from None
+    if args.config:
+        args.config = str(ROOT / args.config)
+    return resolve_config(task, args)[0]
+
+
+def check_command(cell: Cell, cmd: Sequence[str]) -> None:
+    """:class:`SweepError` unless the cell's main script accepts ``cmd`` (:func:`script_config`),
+    so a bad value after ``--`` stops the sweep before its first cell rather than failing every
+    cell."""
+    try:
+        script_config(cell.dataset, cmd[2:], cell.script)
+    except ValueError as err:  # argparse, ConfigError and the data options' own checks
         raise SweepError(f"cell {cell.id}: {' '.join(str(err).split())}") from None
 
 
