@@ -21,7 +21,7 @@ from train.interrupts import startup
 with startup():
     from data.loaders import SOURCE_CHOICES
     from nets.registry import MODELS
-    from train import cli
+    from scripts import cli
     from train.checkpoint import load_checkpoint, model_from_checkpoint
     from train.config import apply_overrides, validate
     from train.device import check_device, select_device

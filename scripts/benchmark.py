@@ -36,7 +36,7 @@ sorted by time on the chosen device.
 
 Data: SBM_CLUSTER generated in memory (nothing written), ZINC from ``--zinc_dir`` (raw
 pickles), MNIST from the superpixel cache in ``--cache_dir`` (built from the raw images in
-``--mnist_dir`` when absent). Options are checked before anything is loaded (``train/cli.py``);
+``--mnist_dir`` when absent). Options are checked before anything is loaded (``scripts/cli.py``);
 bad input exits 2 with one line, a failure 1, Ctrl-C 130.
 """
 
@@ -72,7 +72,8 @@ with startup():
     from data.common import GraphSplit, collate_graphs
     from nets.gnn_net import NetIO
     from nets.registry import build_net, count_parameters, uses_self_loops
-    from train import cli, compilation
+    from scripts import cli
+    from train import compilation
     from train.config import load_config
     from train.errors import run_tool
     from train.tasks import SBM, SUPERPIXELS, ZINC, Task

@@ -22,7 +22,7 @@ not interleaved with GCN: on a busy machine their ratios to GCN carry its load c
 Data: the first ``--graphs`` SBM-CLUSTER training graphs, generated in memory, and the first
 ``--graphs`` molecules of ZINC's ``val.pickle`` (``--zinc_dir``). The paper's ratios (Titan XP,
 full data): AutoGCN/GCN 1.38 on SBM-CLUSTER, 1.48 on ZINC. Timings on a shared machine are
-indicative only. Options are checked before anything is loaded (``train/cli.py``); bad input
+indicative only. Options are checked before anything is loaded (``scripts/cli.py``); bad input
 exits 2 with one line, a failure 1, Ctrl-C 130.
 """
 
@@ -47,6 +47,7 @@ with startup():
     from data.common import DataError, GraphDataset
     from nets.gnn_net import NetIO
     from nets.registry import build_net, uses_self_loops
+    from scripts import cli
     from scripts.benchmark import (
         CLOCKS,
         COMPILE_CHOICES,
@@ -57,7 +58,7 @@ with startup():
         set_clock,
         timed,
     )
-    from train import cli, compilation
+    from train import compilation
     from train.config import load_config
     from train.errors import run_tool
     from train.loop import GraphBatches

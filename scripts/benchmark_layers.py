@@ -38,8 +38,9 @@ with startup():
     from layers.autogcn_layer import AutoGCNLayer
     from layers.gcn_layer import GCNLayer
     from layers.propagation import normalized_adjacency
+    from scripts import cli
     from scripts.benchmark import CLOCKS, rotated_rounds, set_clock, timed
-    from train import cli, compilation
+    from train import compilation
     from train.errors import run_tool
 
 WIDTHS = {"AutoGCN": 90, "GCN": 150}  # the published hidden widths on SBM_CLUSTER and ZINC

@@ -30,7 +30,7 @@ checkpoints in one figure.)
 
 Writes ``<out>/<DATASET>_diagnostics.json`` and ``.png`` (headless; without matplotlib one line
 says so and the JSON is still written; ``--sizes_only``: the JSON only). Options are checked
-before anything is loaded, with the main scripts' checks (``train/cli.py``; ``--split_ratio`` as
+before anything is loaded, with the main scripts' checks (``scripts/cli.py``; ``--split_ratio`` as
 the config's ``data.split_ratio``).
 Bad input (an out-of-range value, an unknown dataset, missing data, a bad checkpoint, an
 unwritable ``--out``) is one line on stderr, ``error: ...``, exit status 2; other failures (a
@@ -70,8 +70,8 @@ with startup():
         random_split,
     )
     from data.sbm import SBM_NAMES, SBM_VARIANT_ALIASES, SBM_VARIANTS, check_variant
+    from scripts import cli
     from scripts import diagnostics as dg
-    from train import cli
     from train.errors import run_tool
 
 DEFAULT_OUT = "out/diagnostics"

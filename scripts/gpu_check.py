@@ -56,7 +56,7 @@ from pathlib import Path
 from train.interrupts import startup
 
 with startup():
-    from train.cli import ArgumentParser
+    from scripts.cli import ArgumentParser
     from train.errors import run_tool
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -622,7 +622,7 @@ def _main(argv: list[str] | None) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """The command line; returns the exit code: 0 all passed (or no GPU), 1 a check failed,
-    2 a bad option, 130/143 interrupted (as every tool, ``train/cli.py``)."""
+    2 a bad option, 130/143 interrupted (as every tool, ``scripts/cli.py``)."""
     return run_tool(_main, argv)
 
 

@@ -48,6 +48,7 @@ from train.interrupts import startup
 
 with startup():
     from data.files import WriteError
+    from scripts.cli import MAX_RUNS, ArgumentParser, check_output, int_in
     from scripts.sweep import (
         EXTRA_TABLES,
         TABLES,
@@ -63,7 +64,6 @@ with startup():
         read_results,
         resolve,
     )
-    from train.cli import MAX_RUNS, ArgumentParser, check_output, int_in
     from train.errors import UsageError, run_tool
     from train.results import write_atomic
 

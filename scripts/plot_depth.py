@@ -9,7 +9,7 @@ MAE (ZINC; validation where the data has no test split) against L, mean ± std o
 one line per model. Points from cells with fewer runs than expected are drawn hollow; missing
 cells are left out. Headless (matplotlib's Agg backend). Options are checked before anything is
 read or drawn (a ``--results`` folder that does not exist is an error, not an empty figure);
-exit codes as every tool (``train/cli.py``): 2 for bad input, 1 for a failure, 130 on Ctrl-C.
+exit codes as every tool (``scripts/cli.py``): 2 for bad input, 1 for a failure, 130 on Ctrl-C.
 """
 
 from __future__ import annotations
@@ -25,10 +25,7 @@ from pathlib import Path
 from train.interrupts import startup
 
 with startup():
-    from scripts.make_tables import EXPECTED_RUNS, CellResult, cell_result, column_metric
-    from scripts.plot_filters import pyplot
-    from scripts.sweep import load_table, resolve
-    from train.cli import (
+    from scripts.cli import (
         MAX_RUNS,
         PLOT_SUFFIXES,
         ArgumentParser,
@@ -37,6 +34,9 @@ with startup():
         int_in,
         require_in,
     )
+    from scripts.make_tables import EXPECTED_RUNS, CellResult, cell_result, column_metric
+    from scripts.plot_filters import pyplot
+    from scripts.sweep import load_table, resolve
     from train.errors import run_tool
 
 STYLE = {"AUTOGCN": ("AutoGCN", "tab:blue", "o"), "GCN": ("GCN", "tab:orange", "s")}
@@ -46,7 +46,7 @@ YLABEL = {"acc": "test accuracy", "acc_release": "test accuracy (release)", "mae
 def depth_results(results: str | os.PathLike | None, runs: int = EXPECTED_RUNS,
                   sbm_metric: str = "acc") -> dict[str, dict[str, list[tuple[int, CellResult]]]]:
     """``dataset -> model -> [(L, result)]`` sorted by L, for the cells of the depth table
-    (:class:`~train.cli.UsageError` when ``results`` is not a folder). ``results`` is relative
+    (:class:`~train.errors.UsageError` when ``results`` is not a folder). ``results`` is relative
     to the current folder; ``None``: the sweep's default, in the project."""
     table = load_table("depth")
     if results is not None and not os.fspath(results).strip():  # it would be the folder itself

@@ -36,7 +36,7 @@ therefore drawn on its own axis, labelled so, over the label energy measured on
 :math:`\tilde L` (the same measure, on its operator), which is what its response acts on.
 
 Headless (matplotlib's Agg backend). Options are checked before anything is read or drawn; exit
-codes as every tool (``train/cli.py``): 2 for bad input (a checkpoint that is not one, a model
+codes as every tool (``scripts/cli.py``): 2 for bad input (a checkpoint that is not one, a model
 without filters, checkpoints of several datasets with ``--data_dir``, missing data), 1 for a
 failure, 130 on Ctrl-C.
 """
@@ -61,8 +61,7 @@ with startup():
     import scipy.sparse as sp
     import torch
 
-    from train.checkpoint import load_checkpoint, model_from_checkpoint
-    from train.cli import (
+    from scripts.cli import (
         MAX_CHEB_ORDER,
         MAX_PLOT_POINTS,
         PLOT_SUFFIXES,
@@ -73,6 +72,7 @@ with startup():
         int_in,
         require_in,
     )
+    from train.checkpoint import load_checkpoint, model_from_checkpoint
     from train.errors import run_tool
 
 COLOURS = {"low": "tab:blue", "mid": "tab:green", "high": "tab:red", "filter": "tab:purple",

@@ -62,10 +62,10 @@ with startup():
 
     from nets.gnn_net import NetIO
     from nets.registry import build_net, count_parameters
+    from scripts.cli import MAX_RUNS, ArgumentParser, UsageError, int_in
     from scripts.make_tables import EXPECTED_RUNS, CellResult, collect, load_tables
     from scripts.sweep import ROOT, TABLES, Cell, Table, requested_runs, resolve, script_config
     from train.checkpoint import CheckpointError, load_checkpoint
-    from train.cli import MAX_RUNS, ArgumentParser, UsageError, int_in
     from train.errors import run_tool
     from train.results import write_atomic
 

@@ -34,6 +34,7 @@ from pathlib import Path
 from train.interrupts import startup
 
 with startup():
+    from scripts.cli import ArgumentParser, UsageError
     from scripts.make_tables import (
         EXPECTED_RUNS,
         _finite,
@@ -48,7 +49,6 @@ with startup():
     )
     from scripts.records import RESULTS, RecordError, read_records
     from scripts.sweep import ROOT, TABLES, Cell, Table, resolve
-    from train.cli import ArgumentParser, UsageError
     from train.errors import run_tool
     from train.results import write_atomic
 

@@ -29,9 +29,9 @@ with startup("nothing was measured"):
     import json
     import logging
 
+    from scripts.cli import ArgumentParser
     from train import runner
     from train.checkpoint import STATE_FILE
-    from train.cli import ArgumentParser
     from train.errors import run_tool
     from train.tasks import SBM, ZINC
 

@@ -75,8 +75,8 @@ from train.interrupts import startup
 
 with startup():
     from data.files import output_problem
+    from scripts.cli import MAX_RUNS, MAX_WORKERS, ArgumentParser, float_in, int_in
     from train import interrupts
-    from train.cli import MAX_RUNS, MAX_WORKERS, ArgumentParser, float_in, int_in
     from train.errors import run_tool
     from train.results import refresh_status
 
@@ -1123,7 +1123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with interrupts.handle_interrupts(), interrupts.deferred():
             codes = run_cells(todo, make_cmd, devices, env, args.force, used,
                               args.cell_memory)
-    except KeyboardInterrupt as err:  # one line, as every entry point (train/cli.py)
+    except KeyboardInterrupt as err:  # one line, as every entry point (scripts/cli.py)
         print(f"{interrupts.as_interrupted(err).word}: finished cells and runs are kept in "
               f"{_shown(resolve(args.out_root) / table.name)}; rerunning resumes",
               file=sys.stderr)

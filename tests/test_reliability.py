@@ -677,9 +677,9 @@ def test_every_exit_path_closes_what_the_run_opened(path, code, status, sbm_data
     ("checkpoint", ".run0_*_best.pt.tmp*", 0, "failed", "checkpoints (run0_seed"),
     # the second checkpoint: the first one stays whole
     ("second checkpoint", ".run1_*_best.pt.tmp*", 0, "failed", "checkpoints (run1_seed"),
-    # results.json itself, after its first version: "failed" is written over "running" in
-    # place (no new block needed); the runs recorded before are kept
-    ("results.json", ".results.json.tmp*", 1, "failed", "(results.json)"),
+    # results.json itself, after its first version: its last whole version ("running") stays,
+    # which readers report as killed once the process is gone
+    ("results.json", ".results.json.tmp*", 1, "running", "(results.json)"),
     # results.txt: results.json is written first and records the failure
     ("results.txt", ".results.txt.tmp*", 1, "failed", "(results.txt)"),
     # the config: nothing to record yet
@@ -701,9 +701,8 @@ def test_full_disk_is_one_line_naming_the_folder(target, pattern, after, status,
         data = json.loads((run / "results.json").read_text())
         assert data["status"] == status
         if target == "results.json":  # no room for the error: readers say it went unrecorded
-            assert "error" not in data
-            note = refresh_status(run / "results.json", data)["error"]
-            assert note.startswith("the run failed and its last write failed (a full disk?)")
+            dead = refresh_status(run / "results.json", {**data, "pid": 2**22 + 12345})
+            assert dead["status"] == "killed" and "(a full disk?)" in dead["error"]
         elif status == "failed":
             assert data["error"] == line[len("error: "):]
     if target == "second checkpoint":
@@ -721,45 +720,26 @@ def _record(tmp_path: Path) -> ExperimentRecord:
     return record
 
 
-@pytest.mark.parametrize("room,status,recorded,error", [
-    # no byte left: the status is written in place; the rest of the file is unchanged
-    ("none", "failed", "failed", False),
-    ("none", "diverged", "failed", False),
-    ("none", "complete", "failed", False),  # the command exits 1 with the write error: failed
-    # an interrupt does not fit in place: "running", which readers report honestly
-    ("none", "interrupted", "running", False),
-    # room for a compact results.json (not the indented one, nor results.txt): all of it
-    ("compact", "failed", "failed", True),
-    ("compact", "complete", "failed", True),
-])
-def test_the_final_status_reaches_results_json_on_a_full_disk(room, status, recorded, error,
-                                                              tmp_path, monkeypatch):
+@pytest.mark.parametrize("status", ["complete", "failed", "interrupted"])
+def test_a_full_disk_at_the_end_keeps_the_last_whole_record(status, tmp_path, monkeypatch):
     record = _record(tmp_path)
-    path = tmp_path / "results.json"
-    before = path.read_bytes()
+    before = {name: (tmp_path / name).read_bytes() for name in ("results.json", "results.txt")}
     real = Path.write_bytes
 
-    def write_bytes(self, data):  # a full disk: no room, or room for one line of JSON only
-        if room == "none" or b"\n" in bytes(data):
-            real(self, bytes(data)[:10])
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self))
-        return real(self, data)
+    def write_bytes(self, data):  # no room: half the file is written, then ENOSPC
+        real(self, bytes(data)[:10])
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self))
 
     monkeypatch.setattr(Path, "write_bytes", write_bytes)
     with pytest.raises(OSError, match="no space left on device"):
         record.finish(status, error=None if status == "complete" else "why")
     assert not [p for p in tmp_path.iterdir() if ".tmp" in p.name]
-    data = json.loads(path.read_text())
-    assert data["status"] == recorded and len(data["runs"]) == 1  # nothing recorded is lost
-    assert ("error" in data) == error
-    if not error and recorded == "failed":  # in place: only the status changed
-        after = path.read_bytes()
-        assert len(after) == len(before)
-        assert after.replace(b'"failed" ', b'"running"', 1) == before
-    if not error:
-        note = refresh_status(path, {**data, "pid": 2**22 + 12345})["error"]
-        assert "its last write failed (a full disk?)" in note
-    assert (tmp_path / "results.txt").read_text().count("Status: running") == 1
+    assert {name: (tmp_path / name).read_bytes() for name in before} == before
+    data = json.loads(before["results.json"])
+    assert data["status"] == "running" and len(data["runs"]) == 1  # nothing recorded is lost
+    monkeypatch.setattr(Path, "write_bytes", real)
+    dead = refresh_status(tmp_path / "results.json", {**data, "pid": 2**22 + 12345})
+    assert dead["status"] == "killed" and "its last write failed (a full disk?)" in dead["error"]
 
 
 def test_a_results_file_its_reader_cannot_describe_is_left_as_it_was(tmp_path, spawn):

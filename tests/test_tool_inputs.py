@@ -1,4 +1,4 @@
-"""The tools hold the main scripts' conventions (train/cli.py): bad input is one line naming the
+"""The tools hold the main scripts' conventions (scripts/cli.py): bad input is one line naming the
 option, exit code 2, found before any work and before anything is written; Ctrl-C and SIGTERM
 are one line and 130 / 143; every ``scripts/*.py`` also runs as a file.
 
@@ -20,10 +20,18 @@ import pytest
 
 import evaluate_checkpoint
 from data import sbm, superpixels
-from scripts import benchmark, benchmark_baselines, diagnose, gpu_check, plot_depth, plot_filters
+from scripts import (
+    benchmark,
+    benchmark_baselines,
+    cli,
+    diagnose,
+    gpu_check,
+    plot_depth,
+    plot_filters,
+)
 from tests.data_writers import write_mnist, write_squirrel, write_tiny_zinc
 from tests.helpers import run_in_own_group
-from train import cli, errors
+from train import errors
 
 ROOT = Path(__file__).resolve().parent.parent
 TOOLS = {

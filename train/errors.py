@@ -8,11 +8,12 @@ data errors and the interrupts, so every module may use it.
 
 from __future__ import annotations
 
+import argparse
 import errno
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from data.common import DataError
 from data.files import FULL_DISK, WriteError
@@ -46,6 +47,20 @@ class TrainingError(RuntimeError):
 
 class Diverged(TrainingError):
     """A loss became NaN or infinite (a failure, exit code 1)."""
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """``argparse.ArgumentParser`` whose errors are one line, ``error: ... (see --help)``,
+    exit code 2, instead of the usage block followed by the error."""
+
+    def error(self, message: str) -> NoReturn:
+        if message.startswith("argument "):  # "argument --points: ..." -> "--points: ..."
+            message = message[len("argument "):]
+        message = " ".join(message.split())
+        if message.endswith("expected one argument"):  # also "--weight_decay -1e-9"
+            option = message.split(":")[0]
+            message += f" (a value that starts with - is written {option}=VALUE)"
+        self.exit(2, f"error: {message} (see {self.prog} --help)\n")
 
 
 BAD_INPUT = (UsageError, ConfigError, DataError, DeviceError, OutputError, CheckpointError,

@@ -86,7 +86,7 @@ class ExperimentRecord:
     def __init__(self, run_dir: Path, header: dict[str, Any]) -> None:
         """``header``: the record besides its runs (a resumed run's: its runs too)."""
         self.run_dir = run_dir
-        self.data: dict[str, Any] = {"status": "running", **header}  # first: _RUNNING_HEAD
+        self.data: dict[str, Any] = {"status": "running", **header}  # status on the first line
         self.data.update(status="running", pid=os.getpid(), host=socket.gethostname())
         self.data.setdefault("runs", [])
         self.data.setdefault("summary", {})
@@ -103,34 +103,14 @@ class ExperimentRecord:
         self.save()
 
     def finish(self, status: str, error: str | None = None) -> None:
-        """Record how the experiment ended; on a full disk the status still reaches
-        ``results.json`` where possible (:meth:`_save_status`) before the error is raised."""
-        self._set_status(status, error)
-        try:
-            self.save()
-        except OSError as err:
-            if status == "complete":  # the command now exits with this error: the run failed
-                self._set_status("failed", " ".join(str(err).split()))
-            self._save_status()
-            raise
-
-    def _set_status(self, status: str, error: str | None) -> None:
+        """Record how the experiment ended. Where the disk is full, ``results.json`` keeps its
+        last whole version (``running``), which readers report as killed once the process is
+        gone (:func:`refresh_status`)."""
         self.data["status"] = status
         self.data["finished"] = time.strftime("%Y-%m-%d %H:%M:%S")
         if error:
             self.data["error"] = error
-
-    def _save_status(self) -> None:
-        """After a failed :meth:`save`: ``results.json`` alone and compact; where even that does
-        not fit, a failure's ``failed`` over ``running`` in place (:func:`_patch_status`)."""
-        path = self.run_dir / "results.json"
-        try:
-            write_atomic(path, json.dumps(self.data, separators=(",", ":"), default=str))
-        except OSError:
-            # Only a failure fits in place; an interrupt stays "running", which readers report
-            # as killed or unrecorded (the exit code and the one line said what happened).
-            if self.data["status"] in ("failed", "diverged"):
-                _patch_status(path, "failed")
+        self.save()
 
     def save(self) -> None:
         write_atomic(self.run_dir / "results.json", _dump(self.data))
@@ -139,32 +119,6 @@ class ExperimentRecord:
 
 def _dump(data: dict[str, Any]) -> str:
     return json.dumps(data, indent=2, default=str)
-
-
-# How every results.json written while running starts (``status`` is the first key, _dump's
-# layout); :func:`_patch_status` overwrites the value in place.
-_RUNNING_HEAD = b'{\n  "status": "running"'
-_NO_RECORD = "its last write failed (a full disk?), so how it ended was not recorded"
-
-
-def _patch_status(path: Path, status: str) -> bool:
-    """Overwrite ``"running"`` at the head of ``path`` with ``status`` in place (no new disk
-    block: it works on a full disk); only statuses no longer than ``running`` fit."""
-    value = f'"{status}"'.encode().ljust(len(b'"running"'))
-    new = _RUNNING_HEAD[: -len(b'"running"')] + value
-    if len(new) != len(_RUNNING_HEAD):
-        return False
-    try:
-        with open(path, "r+b") as f:
-            if f.read(len(_RUNNING_HEAD)) != _RUNNING_HEAD:
-                return False
-            f.seek(0)
-            f.write(new)
-            f.flush()
-            os.fsync(f.fileno())
-    except OSError:
-        return False
-    return True
 
 
 def _alive(pid: int) -> bool:
@@ -179,18 +133,15 @@ def _alive(pid: int) -> bool:
 
 def refresh_status(path: str | os.PathLike, data: dict[str, Any]) -> dict[str, Any]:
     """``data`` (the contents of ``path``, a ``results.json``) with a ``running`` experiment
-    whose process is gone from this machine marked ``killed``, in the file too (a ``failed``
-    written in place gets its note, unwritten). A file :func:`format_text` cannot describe
-    raises before either file is written."""
+    whose process is gone from this machine marked ``killed``, in the file too. A file
+    :func:`format_text` cannot describe raises before either file is written."""
     pid = data.get("pid")
-    if data.get("status") == "failed" and "error" not in data:
-        return {**data, "error": f"the run failed and {_NO_RECORD}"}
     if data.get("status") != "running" or data.get("host") != socket.gethostname() or \
             not isinstance(pid, int) or _alive(pid):
         return data
     data = {**data, "status": "killed",
             "error": f"process {pid} ended without recording a status: it was killed, or "
-                     f"{_NO_RECORD}"}
+                     "its last write failed (a full disk?)"}
     texts = (_dump(data), format_text(data))
     try:
         write_atomic(path, texts[0])

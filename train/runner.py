@@ -32,7 +32,6 @@ from nets.gnn_net import NetIO
 from nets.registry import build_net, count_parameters, optimizer_groups, uses_self_loops
 from train import compilation, interrupts
 from train.checkpoint import STATE_FILE, save_checkpoint, save_state
-from train.cli import ArgumentParser
 from train.config import (
     apply_overrides,
     load_config,
@@ -41,7 +40,7 @@ from train.config import (
     validate,
 )
 from train.device import check_device, select_device
-from train.errors import ConfigError, Diverged, TrainingError, first_line, run_tool
+from train.errors import ArgumentParser, ConfigError, Diverged, TrainingError, first_line, run_tool
 from train.interrupts import Interrupted, as_interrupted, check, deferred
 from train.loop import FullGraph, GraphBatches
 from train.results import (

@@ -1,8 +1,12 @@
-"""``argparse`` pieces shared by every entry point and tool: a bad value is one line,
-``error: ...``, exit code 2, while the command line is parsed (after it: :mod:`train.errors`).
+"""The tools' ``argparse`` types: a bad value is one line, ``error: ...``, exit code 2, while
+the command line is parsed (:class:`~train.errors.ArgumentParser`; after it, the tool raises
+:class:`~train.errors.UsageError` and :func:`~train.errors.run_tool` says it in one line).
 """
 
 from __future__ import annotations
+
+if not __package__:  # as every file in scripts/
+    import _project_root  # noqa: F401
 
 import argparse
 import math
@@ -10,10 +14,10 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
 
 from data.files import output_problem
 from train.config import MAX_SEED, in_range, parse_split_ratio, range_text
+from train.errors import ArgumentParser as ArgumentParser  # the tools take it from here
 from train.errors import ConfigError, UsageError
 
 # Sizes a tool may be asked for. Bounds that stop a typo from exhausting memory or time, far
@@ -31,20 +35,6 @@ PLOT_SUFFIXES = (".png", ".pdf", ".svg", ".jpg", ".jpeg")
 DATA_INTERRUPTED = "incomplete data files are never used; rerun the same command to finish"
 
 _DEVICE = re.compile(r"(cpu|cuda)(:(\d+))?")
-
-
-class ArgumentParser(argparse.ArgumentParser):
-    """``argparse.ArgumentParser`` whose errors are one line, ``error: ... (see --help)``,
-    exit code 2, instead of the usage block followed by the error."""
-
-    def error(self, message: str) -> NoReturn:
-        if message.startswith("argument "):  # "argument --points: ..." -> "--points: ..."
-            message = message[len("argument "):]
-        message = " ".join(message.split())
-        if message.endswith("expected one argument"):  # also "--weight_decay -1e-9"
-            option = message.split(":")[0]
-            message += f" (a value that starts with - is written {option}=VALUE)"
-        self.exit(2, f"error: {message} (see {self.prog} --help)\n")
 
 
 # ----------------------------------------------------------------------------- numbers
