@@ -221,15 +221,21 @@ def test_a_cell_stopped_by_sigterm_is_interrupted_not_failed(how, code, stand_in
 # --------------------------------------------------------------------------- several per device
 TIMED = textwrap.dedent("""\
     # Stands in for a cell: notes when it ran; fails for lack of memory when another one runs
-    # at the same time and OOM_BESIDE is set (as a GPU that fits one cell would).
+    # at the same time and OOM_BESIDE is set (as a GPU that fits one cell would). It marks
+    # itself busy first and looks for others at its start and at its end: two cells that
+    # overlap then always see each other, however their starts interleave.
     import os, sys, time
     here, name = sys.argv[1], sys.argv[2]
-    others = any(n.startswith("busy.") for n in os.listdir(here))
-    open(os.path.join(here, "busy." + name), "w").close()
+    mine = "busy." + name
+    def others():
+        return any(n.startswith("busy.") and n != mine for n in os.listdir(here))
+    open(os.path.join(here, mine), "w").close()
     t0 = time.time()
+    beside = others()
     time.sleep(0.8)
-    os.remove(os.path.join(here, "busy." + name))
-    if others and os.environ.get("OOM_BESIDE"):
+    beside = others() or beside
+    os.remove(os.path.join(here, mine))
+    if beside and os.environ.get("OOM_BESIDE"):
         print("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB")
         sys.exit(1)
     with open(os.path.join(here, name + ".times"), "a") as f:
