@@ -2,37 +2,58 @@
 # One GPU call of at most 9 minutes (a lent H100/H200): the GPU check, the benchmark, then the
 # full-protocol ZINC runs of AutoGCN and GCN (the graph table's cells AUTOGCN_ZINC and
 # GCN_ZINC, both at once on the GPU) until the call's deadline, when they save their state
-# and stop; the next call continues them where they stopped (scripts/sweep.py resumes
+# and stop; the next call continues them where they stopped (the sweep resumes
 # unfinished cells). Results: the same records as CPU runs, in OUT_ROOT/graph/<cell>/.
 #
 #   bash scripts/gpu_session.sh             (from anywhere; paths are the project's)
 #
 # Environment: ZINC_DIR (the ZINC pickles; default datasets/ZINC), OUT_ROOT (default
-# out/reproduce), BUDGET_S (the whole call, default 540 s), PYTHON (default .venv/bin/python).
+# out/reproduce), BUDGET_S (the whole call in seconds, default 540, at least 65), PYTHON (default
+# .venv/bin/python).
 # The check and the benchmark run in the first call only (their output is kept in
 # OUT_ROOT/gpu_session/); delete that folder to run them again.
-# Without a CUDA GPU: one SKIP line, exit 0. Bad input: one line, exit 2.
+# Bad input (checked first, GPU or not): one line, exit 2. Without a CUDA GPU: one SKIP line,
+# exit 0.
 set -u
 cd "$(dirname "$0")/.."
 start=$(date +%s)
-python="${PYTHON:-.venv/bin/python}"
-[ -x "$python" ] || python=python3
+# What stopping needs at the end: a cell acts on SIGTERM at its next batch (at most
+# train/interrupts.py's GRACE_S, 5 s, during a compile), then closes its writers; timeout
+# sends SIGKILL 25 s after SIGTERM; the last 10 s print the cells' state.
+margin=35
+shortest=30  # the least time a step is started with
+bad() { echo "error: $*" >&2; exit 2; }
+
+# Every input is checked before anything runs or is written, with or without a GPU.
+budget="${BUDGET_S:-540}"
+[[ "$budget" =~ ^[0-9]+$ ]] || bad "BUDGET_S must be a whole number of seconds, got '$budget'"
+(( ${#budget} <= 7 )) || bad "BUDGET_S=$budget is too large (at most 9999999 s)"
+budget=$((10#$budget))  # 10#: 0540 is 540, not octal
+(( budget >= margin + shortest )) || bad "BUDGET_S=$budget leaves no time to run anything:" \
+    "give at least $((margin + shortest)) s (${margin} s are kept to stop the runs)"
+if [ -n "${PYTHON:-}" ]; then
+    python="$PYTHON"
+    command -v "$python" >/dev/null || bad "PYTHON=$python is not an executable"
+elif [ -x .venv/bin/python ]; then
+    python=.venv/bin/python
+else
+    python=python3
+fi
+"$python" -c "import torch" 2>/dev/null \
+    || bad "no torch in PYTHON=$python: set PYTHON to the Python with the project's packages"
+zinc="${ZINC_DIR:-datasets/ZINC}"
+[ -f "$zinc/train.pickle" ] || bad "no ZINC pickles in '$zinc' (set ZINC_DIR)"
+out="${OUT_ROOT:-out/reproduce}"
+parent="$out"
+while [ ! -e "$parent" ]; do parent="$(dirname "$parent")"; done
+[ -d "$parent" ] || bad "OUT_ROOT=$out: $parent is a file, not a folder"
+[ -w "$parent" ] || bad "OUT_ROOT=$out: $parent cannot be written"
+
 if ! "$python" -c "import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)" \
         2>/dev/null; then
     echo "SKIP gpu_session no CUDA device here: nothing run"
     exit 0
 fi
-zinc="${ZINC_DIR:-datasets/ZINC}"
-out="${OUT_ROOT:-out/reproduce}"
-budget="${BUDGET_S:-540}"
-if [ ! -f "$zinc/train.pickle" ]; then
-    echo "error: no ZINC pickles in $zinc (set ZINC_DIR)" >&2
-    exit 2
-fi
-# What stopping needs at the end: a cell acts on SIGTERM at its next batch (at most
-# train/interrupts.py's GRACE_S, 5 s, during a compile), then closes its writers; timeout
-# sends SIGKILL 25 s after SIGTERM; the last 10 s print the cells' state.
-margin=35
 left() { echo $(( start + budget - margin - $(date +%s) )); }
 log="$out/gpu_session"
 mkdir -p "$log"
@@ -46,7 +67,7 @@ once() {  # NAME CAP_S COMMAND...: run once per output folder, within CAP_S and 
     fi
     t=$(left)
     [ "$t" -lt "$cap" ] && cap=$t
-    if [ "$cap" -lt 30 ]; then
+    if [ "$cap" -lt "$shortest" ]; then
         echo "SKIP $name no time left in this call"
         return
     fi
@@ -58,7 +79,7 @@ once() {  # NAME CAP_S COMMAND...: run once per output folder, within CAP_S and 
 }
 
 once gpu_check 150 "$python" -m scripts.gpu_check --quick
-once benchmark 150 "$python" -m scripts.benchmark --device cuda --datasets ZINC \
+once benchmark 150 "$python" -m scripts.bench autogcn --device cuda --datasets ZINC \
     --zinc_dir "$zinc" --graphs 1024 --epochs 5
 
 t=$(left)
