@@ -10,13 +10,15 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor, nn
 
+from autogcn.explain import Explainable
 from autogcn.graph import Graph, compiling
-from autogcn.inputs import GraphInput, check_features, check_size, to_graph
+from autogcn.inputs import GraphInput, check_features, check_float, check_size, to_graph
 from autogcn.propagation import (
     Adjacency,
     cheaper_to_propagate_first,
     check_edge_weight,
-    check_weight_gradient,
+    constant_unless_learned,
+    learns,
     normalized_adjacency,
 )
 
@@ -27,9 +29,12 @@ GATES = ("sequential", "parallel", "none")
 # the authors' boolean flag (true = their sequential gate), and names by provenance
 # ("release": the authors' code, "paper": the paper's text).
 GATE_ALIASES = {True: "sequential", False: "none", "release": "sequential", "paper": "parallel"}
+#: The largest over-parameterisation grid: far above the paper's (16), and a bound that stops a
+#: mistyped size before it asks the allocator for gigabytes.
+MAX_GRID_SIZE = 2**16
 
 
-class AutoGCNConv(nn.Module):
+class AutoGCNConv(Explainable):
     r"""AutoGCN graph convolution from `Beyond Low-pass Filtering: Graph Convolutional Networks
     with Automatic Filtering <https://arxiv.org/abs/2107.04755>`__ (Wu, Pan, Long, Jiang,
     Zhang): a bank of learned low-, middle- and high-pass filters combined by a gate.
@@ -104,8 +109,8 @@ class AutoGCNConv(nn.Module):
     (:mod:`autogcn.inputs`). All give the same output.
 
     **Checks.** Bad input raises one ``ValueError``/``TypeError`` naming the argument: the
-    width, rank and dtype of ``x`` (also a dtype torch's sparse kernels lack on the device),
-    the graph's form and size, and edge weights that require a gradient. Node ids and
+    width, rank, dtype and device of ``x`` (also a dtype torch's sparse kernels lack on the
+    device), the graph's form, size and device, and non-finite hyperparameters. Node ids and
     negative or non-finite edge weights are checked where that costs no device sync and no
     graph break (CPU tensors in eager mode, :func:`~autogcn.graph.can_read_values`); a graph
     on a GPU is checked once where it is built (:class:`~autogcn.graph.Graph`). ``forward``
@@ -120,16 +125,24 @@ class AutoGCNConv(nn.Module):
     was modified in place (torch's version counter, which a compiled graph cannot read); any
     other graph rebuilds it, so a changing graph is never served a stale operator (it is only
     not sped up). The cache holds references to the tensors it was built from.
-    ``reset_parameters()`` clears it. An ``edge_weight`` that requires a gradient is refused on
-    every call, cached or not (no gradient reaches it). A :class:`~autogcn.graph.Graph` input
-    with the default flags and no ``edge_weight`` needs no cache: its operator is kept on the
-    graph itself.
+    ``reset_parameters()`` clears it. A :class:`~autogcn.graph.Graph` input with the default
+    flags and no ``edge_weight`` needs no cache: its operator is kept on the graph itself (and
+    dropped when the graph is edited in place, :mod:`autogcn.graph`).
+
+    **Learned edge weights.** An ``edge_weight`` that requires a gradient (e.g. the sigmoid of a
+    learned mask, attention scores) gets it, exactly: the degrees are sums of the weights, so the
+    normalisation is differentiated too (:mod:`autogcn.propagation`). Its operator is built per
+    call and never cached; constant weights keep the cached path. PyG's explainers
+    (``torch_geometric.explain``, e.g. ``GNNExplainer`` with ``edge_mask_type="object"``) learn
+    their edge mask this way (:mod:`autogcn.explain`).
 
     Args:
-        in_channels (int): input width.
+        in_channels (int): input width; ``-1`` takes it from the first input (the weights are
+            made then, as PyG's lazy modules).
         out_channels (int): output width.
         grid_size (int): size of the over-parameterisation grid in ``"over"`` mode (the
-            paper's and the config's ``K``; not a hop count). (default: ``16``)
+            paper's and the config's ``K``; not a hop count), at most
+            :data:`MAX_GRID_SIZE`. (default: ``16``)
         num_banks (int): parallel filter banks, each with its own copy of every filter;
             the config key ``num_filters``. (default: ``1``)
         mode (str): ``"over"``, ``"single"`` or ``"fix"``. (default: ``"over"``)
@@ -147,8 +160,8 @@ class AutoGCNConv(nn.Module):
 
     Shapes:
         - input: node features :math:`(N, \text{in})` (dense or sparse COO), the graph
-          (*Graph inputs*), optional edge weights :math:`(E,)` (non-negative constants: no
-          gradient flows to them)
+          (*Graph inputs*), optional edge weights :math:`(E,)` (non-negative; learned ones get
+          their gradient)
         - output: :math:`(N, \text{out})`
 
     Example::
@@ -179,9 +192,11 @@ class AutoGCNConv(nn.Module):
         bias: bool = True,
     ) -> None:
         super().__init__()
-        for name, size in (("in_channels", in_channels), ("out_channels", out_channels),
-                           ("grid_size", grid_size), ("num_banks", num_banks)):
-            check_size(name, size)
+        check_size("in_channels", in_channels, lazy=True)
+        check_size("out_channels", out_channels)
+        check_size("grid_size", grid_size, MAX_GRID_SIZE)
+        check_size("num_banks", num_banks)
+        single_a_init = check_float("single_a_init", single_a_init)
         gate = GATE_ALIASES.get(gate, gate)
         if mode not in MODES:
             raise ValueError(f"unknown AutoGCN mode {mode!r}; expected one of {MODES}")
@@ -196,7 +211,8 @@ class AutoGCNConv(nn.Module):
         self.add_self_loops, self.normalize = add_self_loops, normalize
         n_f = len(self.filters)
 
-        self.weight = nn.Parameter(torch.empty(num_banks, n_f, in_channels, out_channels))
+        self.weight = nn.Parameter(torch.empty(num_banks, n_f, in_channels, out_channels)) \
+            if in_channels != -1 else nn.UninitializedParameter()
         if mode == "over":
             self.gamma = nn.Parameter(torch.empty(num_banks, n_f, grid_size))
             # the release's float32 grid; a constant, hence a buffer outside the state dict
@@ -212,11 +228,16 @@ class AutoGCNConv(nn.Module):
         self.order = "auto"  # "propagate" / "project" force a computation order (tests)
         self._cache: tuple | None = None
         AutoGCNConv.reset_parameters(self)
+        self.attach_explain_hooks()
+
+    def explain_hops(self) -> int:
+        return 2 if "mid" in self.filters else 1
 
     def reset_parameters(self) -> None:
-        # nn.Linear's default weight distribution, U(-1/sqrt(in), 1/sqrt(in)), as the release
-        bound = 1.0 / math.sqrt(self.in_channels)
-        nn.init.uniform_(self.weight, -bound, bound)
+        if self.in_channels != -1:  # a lazy width: drawn when the first input sets it
+            # nn.Linear's default weight distribution, U(-1/sqrt(in), 1/sqrt(in)), as the release
+            bound = 1.0 / math.sqrt(self.in_channels)
+            nn.init.uniform_(self.weight, -bound, bound)
         if self.mode == "over":
             nn.init.constant_(self.gamma, 1.0 / self.grid_size)
         elif self.mode == "single":
@@ -228,27 +249,44 @@ class AutoGCNConv(nn.Module):
 
     def forward(self, x: Tensor, edge_index: GraphInput,
                 edge_weight: Tensor | None = None) -> Tensor:
-        """``x`` (N, in) on the graph ``edge_index`` (any form of *Graph inputs*) → (N, out)."""
-        check_features(x, self.in_channels, self.weight.dtype)
-        return self.convolve(self.operator(edge_index, x.shape[0], edge_weight), x)
+        """``x`` (N, in) on the graph ``edge_index`` (any form of *Graph inputs*), with optional
+        ``edge_weight`` (E,) → (N, out)."""
+        if self.in_channels == -1 and isinstance(x, Tensor) and x.dim() == 2:
+            self.initialize_in_channels(x.shape[1])
+        check_features(x, self.in_channels, self.weight.dtype, device=self.weight.device)
+        edge_weight = self.explained_weight(edge_weight, edge_index, x)
+        return self.convolve(self.operator(edge_index, x.shape[0], edge_weight, x.device), x)
 
-    def operator(self, graph: GraphInput, num_nodes: int,
-                 edge_weight: Tensor | None = None) -> Adjacency:
-        r"""The operator :math:`\tilde A` of the graph (see *Normalisation* and *Cache*)."""
-        check_weight_gradient(edge_weight)  # also when a cached operator would serve the call
-        key = (graph, edge_weight, num_nodes, self.add_self_loops, self.normalize)
+    def initialize_in_channels(self, in_channels: int) -> None:
+        """Make the weights of a conv built with ``in_channels=-1`` (at its first input)."""
+        if compiling():
+            raise RuntimeError("a lazy AutoGCNConv (in_channels=-1) must see one input before "
+                               "it is compiled or exported")
+        self.weight.materialize((self.num_banks, len(self.filters), in_channels,
+                                 self.out_channels))
+        self.in_channels = in_channels
+        bound = 1.0 / math.sqrt(in_channels)
+        nn.init.uniform_(self.weight, -bound, bound)
+
+    def operator(self, graph: GraphInput, num_nodes: int, edge_weight: Tensor | None = None,
+                 device: torch.device | None = None) -> Adjacency:
+        r"""The operator :math:`\tilde A` of the graph (see *Normalisation* and *Cache*);
+        ``device``: the features', which the graph must be on."""
+        if learns(edge_weight):  # its values belong to this call's autograd graph
+            return self._build_operator(graph, num_nodes, edge_weight, device)
+        key = (graph, edge_weight, num_nodes, self.add_self_loops, self.normalize, device)
         if not compiling():  # a compiled graph cannot read version counters
             key += (getattr(graph, "_version", None), getattr(edge_weight, "_version", None))
         if self._cache is not None and _same_key(self._cache[0], key):
             return self._cache[1]
-        op = self._build_operator(graph, num_nodes, edge_weight)
+        op = self._build_operator(graph, num_nodes, edge_weight, device)
         if self.cached:
             self._cache = (key, op)
         return op
 
-    def _build_operator(self, graph: GraphInput, num_nodes: int,
-                        edge_weight: Tensor | None) -> Adjacency:
-        g, weight = to_graph(graph, num_nodes, edge_weight)
+    def _build_operator(self, graph: GraphInput, num_nodes: int, edge_weight: Tensor | None,
+                        device: torch.device | None) -> Adjacency:
+        g, weight = to_graph(graph, num_nodes, edge_weight, device)
         if weight is not None:
             weight = check_edge_weight(g, weight)
         if self.add_self_loops:
@@ -258,7 +296,7 @@ class AutoGCNConv(nn.Module):
             g = Graph(torch.cat([g.src, loops]), torch.cat([g.dst, loops]), num_nodes,
                       validate=False)
         if not self.normalize:
-            return Adjacency(g, edge_weight=weight)
+            return constant_unless_learned(weight, lambda: Adjacency(g, edge_weight=weight))
         # without weights kept on g: shared by every layer that gets the same Graph
         return normalized_adjacency(g, "in", weight)
 
@@ -364,9 +402,11 @@ class AutoGCNConv(nn.Module):
 
 
 def _same_key(a: tuple, b: tuple) -> bool:
-    """Cache keys match: the same objects (``is``), sizes, flags and versions (``==``)."""
-    return len(a) == len(b) and all(x == y if isinstance(x, (int, torch.SymInt)) else x is y
-                                    for x, y in zip(a, b, strict=True))
+    """Cache keys match: the same objects (``is``), sizes, flags, devices and versions
+    (``==``)."""
+    return len(a) == len(b) and all(
+        x == y if isinstance(x, (int, torch.SymInt, torch.device)) else x is y
+        for x, y in zip(a, b, strict=True))
 
 
 def combine(coef: Tensor, hops: Sequence[Tensor]) -> Tensor:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
+from autogcn.inputs import check_float
 from autogcn.polynomial import Apply, PolynomialFilter
 
 
@@ -61,6 +62,7 @@ class GPRGNNProp(PolynomialFilter):
     operator = "gcn"
 
     def __init__(self, K: int = 10, alpha: float = 0.1) -> None:
+        alpha = check_float("alpha", alpha)
         super().__init__(K)
         self.alpha = alpha
         self.gamma = nn.Parameter(torch.empty(K + 1))

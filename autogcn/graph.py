@@ -11,6 +11,13 @@ bad edge list fails here with a message naming the problem, not later inside mes
 graph enters (from a user or a dataset) and not again for graphs derived from checked ones
 (:meth:`Graph.batch`, :meth:`Graph.unbatch`, the self-loop edits): a batch of checked graphs is
 valid by construction, and re-checking it would sync with the GPU on every batch.
+
+What is built from a graph (its index structure, the operators layers keep on it) is built from
+``src`` and ``dst`` as they were: an in-place edit of either (or of the ``edge_index`` a graph was
+made from, whose rows they view) is detected by torch's version counters on the next use in eager
+mode, which drops everything built before it and checks the ids again where that costs no device
+read (CPU). A compiled graph cannot read version counters: edit graphs outside it, or build a new
+:class:`Graph`.
 :meth:`Graph.from_edge_index` and :attr:`Graph.edge_index` speak PyG's ``(2, E)`` layout. Only
 torch is needed.
 
@@ -30,6 +37,11 @@ import torch
 from torch import Tensor
 
 _STRUCTURE = ("in_degrees", "out_degrees", "csc", "csr", "node_graph_ids")
+#: How id errors name the endpoints and what to do: the constructor's arguments, or PyG's rows.
+_OWN_NAMES = (("src", "pass num_nodes, or fix the edge list"),
+              ("dst", "pass num_nodes, or fix the edge list"))
+_EDGE_INDEX_NAMES = (("edge_index[0] (sources)", "fix edge_index, or pass every node's row in x"),
+                     ("edge_index[1] (targets)", "fix edge_index, or pass every node's row in x"))
 
 
 class Graph:
@@ -61,6 +73,7 @@ class Graph:
         batch_num_nodes: Tensor | None = None,
         batch_num_edges: Tensor | None = None,
         validate: bool = True,
+        names: tuple[tuple[str, str], tuple[str, str]] = _OWN_NAMES,
     ) -> None:
         src, dst = _edge_ends(src, "src"), _edge_ends(dst, "dst")
         dst = dst.to(src.device)
@@ -77,10 +90,32 @@ class Graph:
             else torch.as_tensor(batch_num_nodes, dtype=torch.int64, device=src.device)
         self._batch_num_edges = None if batch_num_edges is None \
             else torch.as_tensor(batch_num_edges, dtype=torch.int64, device=src.device)
+        self._names = names
         if validate:
             self._validate()
         self._cache: dict[str, Tensor | tuple[Tensor, ...]] = {}  # index structure
         self._derived: dict[object, object] = {}  # what layers derive from it, see cached()
+        self._built_version = self._version
+
+    @property
+    def _version(self) -> int | None:
+        """Changes whenever ``src`` or ``dst`` is modified in place (torch's version counters,
+        which only grow: their sum changes with either); ``None`` where none is kept or read
+        (inference tensors, a compiled graph)."""
+        if compiling() or self.src.is_inference() or self.dst.is_inference():
+            return None
+        return self.src._version + self.dst._version
+
+    def _drop_if_edited(self) -> None:
+        """Forget what was built from ``src``/``dst`` before an in-place edit (module
+        docstring); re-check the ids where they can be read without a device sync."""
+        if compiling() or self._built_version == self._version:
+            return
+        self._cache.clear()
+        self._derived.clear()
+        self._built_version = self._version
+        if can_read_values(self.src):
+            self._validate()
 
     def _validate(self) -> None:
         """Reject what would otherwise fail deep inside message passing (or, on CUDA, as a
@@ -89,11 +124,11 @@ class Graph:
         n, e = self._num_nodes, self.src.numel()
         if n < 0:
             raise ValueError(f"num_nodes must be >= 0, got {n}")
-        for name, ends in (("src", self.src), ("dst", self.dst)):
+        for (name, hint), ends in zip(self._names, (self.src, self.dst)):
             if e and (int(ends.min()) < 0 or int(ends.max()) >= n):
                 bad = ends[(ends < 0) | (ends >= n)][0]
                 raise ValueError(f"{name} holds node id {int(bad)}, outside [0, {n}) for a graph "
-                                 f"of {n} nodes (pass num_nodes, or fix the edge list)")
+                                 f"of {n} nodes ({hint})")
         for kind, data, rows in (("ndata", self.ndata, n), ("edata", self.edata, e)):
             for key, value in data.items():
                 if not isinstance(value, Tensor) or value.dim() == 0 or value.shape[0] != rows:
@@ -119,7 +154,7 @@ class Graph:
             shape = tuple(edge_index.shape) if isinstance(edge_index, Tensor) else \
                 type(edge_index).__name__
             raise ValueError(f"edge_index must be a (2, num_edges) tensor, got {shape}")
-        return cls(edge_index[0], edge_index[1], num_nodes, **features)
+        return cls(edge_index[0], edge_index[1], num_nodes, names=_EDGE_INDEX_NAMES, **features)
 
     @property
     def edge_index(self) -> Tensor:
@@ -158,6 +193,7 @@ class Graph:
 
     # ------------------------------------------------------------------ structure (cached)
     def _cached(self, key: str, build):
+        self._drop_if_edited()
         if key not in self._cache:
             with torch.no_grad():
                 self._cache[key] = build()
@@ -165,7 +201,9 @@ class Graph:
 
     def cached(self, key: object, build):
         """``build()`` computed once per graph and kept with it (e.g. a normalised adjacency
-        shared by every layer of a forward pass). Dropped when the graph moves device."""
+        shared by every layer of a forward pass). Dropped when the graph moves device, and when
+        ``src`` or ``dst`` is edited in place (module docstring)."""
+        self._drop_if_edited()
         if key not in self._derived:
             with torch.no_grad():
                 self._derived[key] = build()
@@ -206,6 +244,7 @@ class Graph:
     # ------------------------------------------------------------------ copies
     def _map(self, fn) -> Graph:
         """A new graph with ``fn`` applied to every tensor (features and cached structure)."""
+        self._drop_if_edited()
         out = Graph.__new__(Graph)
         out.src, out.dst, out._num_nodes = fn(self.src), fn(self.dst), self._num_nodes
         out.ndata = {k: fn(v) for k, v in self.ndata.items()}
@@ -215,6 +254,7 @@ class Graph:
         out._cache = {k: tuple(fn(t) for t in v) if isinstance(v, tuple) else fn(v)
                       for k, v in self._cache.items()}
         out._derived = {}
+        out._names, out._built_version = self._names, out._version
         return out
 
     def to(self, device: torch.device | str, non_blocking: bool = False) -> Graph:
@@ -304,7 +344,13 @@ class Graph:
                      validate=False)
 
     def __getstate__(self) -> dict:  # derived objects are rebuilt where the graph is used
+        self._drop_if_edited()
         return {**self.__dict__, "_derived": {}}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.__dict__.setdefault("_names", _OWN_NAMES)  # graphs pickled before names existed
+        self._built_version = self._version  # fresh tensors: their counters start again
 
     def __repr__(self) -> str:
         def shapes(d: dict[str, Tensor]) -> str:

@@ -17,6 +17,8 @@ conversion compiles into one graph with ``torch.compile``.
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import Tensor
 
@@ -26,20 +28,35 @@ from autogcn.sparse import SPARSE_DTYPES
 GraphInput = Tensor | Graph  # or a torch_sparse.SparseTensor, which is not imported here
 
 
-def check_size(name: str, value: int) -> int:
-    """``value`` if it is a positive int; a clear error naming ``name`` otherwise."""
+def check_size(name: str, value: int, maximum: int | None = None, lazy: bool = False) -> int:
+    """``value`` if it is a positive int (at most ``maximum``; ``-1``, a width set by the
+    first input, where ``lazy``); a clear error naming ``name`` otherwise."""
+    expected = "a positive int" + (" (or -1: taken from the first input)" if lazy else "")
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be a positive int, got {value!r}")
-    if value < 1:
-        raise ValueError(f"{name} must be a positive int, got {value}")
+        raise TypeError(f"{name} must be {expected}, got {value!r}")
+    if value < 1 and not (lazy and value == -1):
+        raise ValueError(f"{name} must be {expected}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be at most {maximum}, got {value}")
     return value
 
 
+def check_float(name: str, value: float) -> float:
+    """``value`` if it is a finite real number; a clear error naming ``name`` otherwise (a NaN
+    hyperparameter would otherwise give NaN outputs without a word)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a finite number, got {value!r}")
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value}")
+    return float(value)
+
+
 def check_features(x: Tensor, width: int, dtype: torch.dtype,
-                   width_name: str = "in_channels") -> None:
+                   width_name: str = "in_channels", device: torch.device | None = None) -> None:
     """Refuse node features the sparse products would fail on deep inside torch: not a 2-D
     floating tensor, a width other than ``width``, a dtype other than the module's ``dtype``,
-    or a dtype the CSR kernels lack on the tensor's device."""
+    a device other than the module's ``device``, or a dtype the CSR kernels lack on the
+    tensor's device."""
     if not isinstance(x, Tensor):
         raise TypeError(f"x must be a tensor of node features, got {type(x).__name__}")
     if x.dim() != 2:
@@ -52,6 +69,9 @@ def check_features(x: Tensor, width: int, dtype: torch.dtype,
     if x.dtype != dtype:
         raise TypeError(f"x has dtype {x.dtype} but the module's parameters are {dtype}; "
                         f"convert one of them (e.g. module.to({x.dtype}))")
+    if device is not None and x.device != device:
+        raise ValueError(f"x is on {x.device} but the module's parameters are on {device}; "
+                         f"move one of them (e.g. module.to({str(x.device)!r}))")
     supported = SPARSE_DTYPES.get(x.device.type)
     if supported is not None and x.dtype not in supported:
         names = ", ".join(str(d) for d in supported)
@@ -59,10 +79,21 @@ def check_features(x: Tensor, width: int, dtype: torch.dtype,
                         f"{x.device.type}; use one of {names}")
 
 
-def to_graph(graph: GraphInput, num_nodes: int,
-             edge_weight: Tensor | None = None) -> tuple[Graph, Tensor | None]:
+def to_graph(graph: GraphInput, num_nodes: int, edge_weight: Tensor | None = None,
+             device: torch.device | None = None) -> tuple[Graph, Tensor | None]:
     """``graph`` in any accepted form (module docstring) as a :class:`Graph` of ``num_nodes``
-    nodes and its edge weights (``edge_weight``, a sparse adjacency's values, or ``None``)."""
+    nodes and its edge weights (``edge_weight``, a sparse adjacency's values, or ``None``);
+    ``device``: the features' device, which the graph must be on."""
+    g, weight = _to_graph(graph, num_nodes, edge_weight)
+    if device is not None and g.device != device:
+        what = "the graph" if isinstance(graph, Graph) else "edge_index"
+        raise ValueError(f"{what} is on {g.device} but x is on {device}; move the graph to "
+                         f"x's device (e.g. edge_index.to({str(device)!r}))")
+    return g, weight
+
+
+def _to_graph(graph: GraphInput, num_nodes: int,
+              edge_weight: Tensor | None) -> tuple[Graph, Tensor | None]:
     if isinstance(graph, Graph):
         if graph.num_nodes() != num_nodes:
             raise ValueError(f"the graph has {graph.num_nodes()} nodes but the features have "

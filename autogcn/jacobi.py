@@ -10,6 +10,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
+from autogcn.inputs import check_float
 from autogcn.polynomial import Apply, PolynomialFilter
 
 
@@ -60,7 +61,7 @@ class JacobiConvProp(PolynomialFilter):
     ================  =====================================================================
 
     Args:
-        channels (int): signal width (one response per channel).
+        channels (int): signal width (one response per channel); ``-1``: the first input's.
         K (int): order (default 10, the official value).
         a, b (float): the Jacobi parameters (official defaults 1.0, 1.0; tuned per dataset).
         alpha (float): the PCD scale α (tuned per dataset, e.g. 0.5 PubMed, 2.0 Squirrel).
@@ -73,17 +74,26 @@ class JacobiConvProp(PolynomialFilter):
 
     def __init__(self, channels: int, K: int = 10, a: float = 1.0, b: float = 1.0,
                  alpha: float = 1.0) -> None:
-        super().__init__(K, channels)
+        a, b, alpha = (check_float(name, v) for name, v in (("a", a), ("b", b), ("alpha", alpha)))
         if a < -1 or b <= -1 or alpha <= 0:
             raise ValueError(f"JacobiConv needs a >= -1, b > -1 and alpha > 0; got a={a}, "
                              f"b={b}, alpha={alpha}")
+        super().__init__(K, channels)
         self.a, self.b, self.alpha = a, b, alpha
         self.eta = nn.Parameter(torch.empty(K + 1))
-        self.weight = nn.Parameter(torch.empty(K + 1, channels))
+        self.weight = nn.Parameter(torch.empty(K + 1, channels)) if channels != -1 \
+            else nn.UninitializedParameter()
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         nn.init.constant_(self.eta, min(1.0 / self.alpha, 1.0))
+        if self.channels != -1:
+            nn.init.ones_(self.weight)
+
+    def initialize_channels(self, channels: int) -> None:
+        self.weight.materialize((self.K + 1, channels), device=self.eta.device,
+                                dtype=self.eta.dtype)
+        self.channels = channels
         nn.init.ones_(self.weight)
 
     def coefficient_groups(self) -> dict[str, list[nn.Parameter]]:

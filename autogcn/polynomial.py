@@ -19,12 +19,28 @@ how the coefficients are parameterised; those live in one module per model:
   ``"laplacian"`` :math:`D^{-1/2} A D^{-1/2}` without self-loops, out-degrees  BernNet, ChebNetII
                   on both sides, :math:`0` for a node without out-edges (PyG
                   ``get_laplacian(..., "sym")`` gives :math:`L = I - N`)
-  ``"undirected"`` :math:`D^{-1/2} A D^{-1/2}` of the graph made undirected    JacobiConv
-                  (:func:`undirected`), degree 0 counted as 1
+  ``"undirected"`` :math:`D^{-1/2} S D^{-1/2}` of the graph made undirected,    JacobiConv
+                  :math:`S_{vu} = S_{uv}` the largest weight of the edges
+                  :math:`u \to v` and :math:`v \to u` (:func:`undirected`),
+                  degree 0 counted as 1
   ==============  ==========================================================  ==================
 
-  No model symmetrises a directed graph except JacobiConv, whose pipeline always does; on a
-  directed graph the other operators are not symmetric, as in the official code.
+  :math:`A_{vu}` sums the weights of the edges ``u → v`` (``edge_weight``, or 1 per edge: a
+  repeated edge counts once each, as in :class:`~autogcn.conv.AutoGCNConv`); the degrees are
+  weighted degrees. JacobiConv's :math:`S` takes the largest weight instead of the sum: unweighted,
+  every pair of nodes linked in either direction, by any number of edges, gets one edge of
+  weight 1 each way — PyG's ``to_undirected``, which JacobiConv's pipeline applies to every
+  graph — whether the input was symmetric or not. No model symmetrises a directed graph except
+  JacobiConv; on a directed graph the other operators are not symmetric, as in the official code.
+  Weights that require a gradient get one, exactly, as in :mod:`autogcn.propagation`.
+
+  Every step that depends on the graph's values (which edges are loops, which are repeats or
+  reverses of each other) is a fixed-size tensor operation done once per graph, where the graph
+  enters: loops get weight 0 instead of being removed, and the undirected graph's pairs are
+  found by sorting. So the filters compile into one graph (``torch.compile(fullgraph=True)``),
+  export (``torch.export``) and run on the meta device. Only where values can be read (eager
+  mode, not the meta device) is JacobiConv's operator also compacted to one stored entry per
+  pair (the same matrix, half the entries of a symmetric graph).
 * :class:`PolynomialFilter`: the bare filter ``filter(x, graph)``, and
   :meth:`~PolynomialFilter.frequency_response`. Every response is written in
   :math:`\lambda = 1 - \mu` for :math:`\mu` an eigenvalue of the model's :math:`N`, i.e.
@@ -34,8 +50,6 @@ how the coefficients are parameterised; those live in one module per model:
   x` (``tests/test_successors.py`` checks this against a dense eigendecomposition).
 
 The benchmark puts each filter in its layer stack as ``layers.poly_filter.PolyFilterLayer``.
-The operators drop self-loops and symmetrise by value-dependent selections, so a compiled
-filter breaks its graph there (AutoGCNConv compiles whole).
 """
 
 from __future__ import annotations
@@ -45,32 +59,70 @@ from collections.abc import Callable
 import torch
 from torch import Tensor, nn
 
-from autogcn.graph import Graph
+from autogcn.explain import Explainable
+from autogcn.graph import Graph, compiling
 from autogcn.inputs import GraphInput, check_features, check_size, to_graph
-from autogcn.propagation import Adjacency, normalized_adjacency
+from autogcn.propagation import (
+    Adjacency,
+    check_edge_weight,
+    constant_unless_learned,
+    degree_scale,
+    factor_dtype,
+)
 
 OPERATORS = ("gcn", "laplacian", "undirected")
 #: The key of :meth:`PolynomialFilter.frequency_response`'s one entry.
 RESPONSE_KEY = "filter"
+#: The largest polynomial order: far above the papers' (10), below where a filter's constants
+#: stop being finite (BernNet's 2^-K) or its tables memory-sized (ChebNetII's (K+1)^2).
+MAX_ORDER = 1000
 
 #: ``v -> N v`` on ``(N, C)`` signals (or, for a response, ``v -> μ v`` on a grid of μ).
 Apply = Callable[[Tensor], Tensor]
 
 
+class Pairs:
+    """The undirected graph of ``g`` (module docstring): every edge and its reverse, grouped by
+    node pair. ``graph`` holds one edge per group (compacted) or all ``2E`` entries;
+    ``group[i]`` is the group of entry ``i`` of ``[edges, reversed edges]``; ``share`` (or
+    ``None`` when compacted) the share of its group's weight each stored entry carries."""
+
+    def __init__(self, g: Graph) -> None:
+        n, src, dst = g.num_nodes(), *g.edges()
+        both_src, both_dst = torch.cat([src, dst]), torch.cat([dst, src])
+        keys, order = torch.sort(both_dst * n + both_src)  # row-major: the CSR order
+        first = torch.ones_like(keys, dtype=torch.bool)
+        first[1:] = keys[1:] != keys[:-1]
+        self.group = torch.empty_like(keys).scatter_(0, order, torch.cumsum(first, 0) - 1)
+        if compiling() or g.device.type == "meta":  # fixed size: every entry stays stored
+            counts = torch.zeros_like(keys).index_add_(0, self.group, torch.ones_like(keys))
+            self.graph = Graph(both_src, both_dst, n, validate=False)
+            self.size, self.share = keys.numel(), 1.0 / counts[self.group]
+        else:  # one entry per pair: a value-dependent size, known here in eager mode
+            pairs = keys[first]
+            self.graph = Graph(pairs % n, pairs // n, n, validate=False)
+            self.size, self.share = pairs.numel(), None
+
+    def weights(self, edge_weight: Tensor | None) -> Tensor:
+        """The weight of every stored entry: its pair's largest weight (or 1), shared out."""
+        if edge_weight is None:
+            top = torch.ones(self.size, device=self.group.device)
+        else:
+            both = torch.cat([edge_weight, edge_weight])
+            top = both.new_zeros(self.size).scatter_reduce(0, self.group, both, "amax",
+                                                           include_self=False)
+        if self.share is None:
+            return top
+        return top[self.group] * self.share.to(top.dtype)
+
+
 def undirected(g: Graph) -> Graph:
-    """``g`` if every edge ``u → v`` has its ``v → u`` (edges kept as they are); else the graph
-    with one edge each way for every pair linked in either direction (self-loops kept once),
-    as PyG's ``to_undirected`` (which JacobiConv's pipeline applies to every graph). Member
-    graphs of a batch stay apart. Node and edge features are not carried over."""
-    n = g.num_nodes()
-    forward, backward = g.src * n + g.dst, g.dst * n + g.src
-    if torch.equal(torch.unique(forward), torch.unique(backward)):
-        return g
-    keys = torch.unique(torch.cat([forward, backward]))  # sorted by source: members stay apart
-    src, dst = keys // n, keys % n
-    counts = torch.bincount(g.node_graph_ids()[src], minlength=g.batch_size)
-    return Graph(src, dst, n, batch_num_nodes=g.batch_num_nodes(), batch_num_edges=counts,
-                 validate=False)
+    """The undirected graph of ``g`` as JacobiConv's operator uses it (module docstring): one
+    edge each way for every pair of nodes linked in either direction (self-loops once), as
+    PyG's ``to_undirected``; in eager mode on a real device, compacted to one edge per pair and
+    direction. Member graphs of a batch stay apart (edges only join nodes of one member); the
+    result holds no features and no member counts."""
+    return g.cached(("polynomial_filter", "pairs"), lambda: Pairs(g)).graph
 
 
 def _inverse_sqrt_or_zero(degrees: Tensor) -> Callable[[torch.dtype], Tensor]:
@@ -84,26 +136,53 @@ def _inverse_sqrt_or_zero(degrees: Tensor) -> Callable[[torch.dtype], Tensor]:
     return scale
 
 
-def filter_operator(g: Graph, kind: str) -> Adjacency:
-    """The normalised adjacency :math:`N` of ``kind`` (module docstring) for ``g``; built once
-    per graph and kept on it (every layer of a forward pass, every epoch on one graph)."""
+def _in_degree_scale(g: Graph, weight: Tensor) -> Callable[[torch.dtype], Tensor]:
+    degrees = weight.new_zeros(g.num_nodes()).index_add(0, g.dst, weight)
+    return lambda dtype: degree_scale(degrees, dtype)
+
+
+def _with_loops(g: Graph) -> Graph:
+    n = g.num_nodes()
+    loops = torch.arange(n, device=g.device)
+    return Graph(torch.cat([g.src, loops]), torch.cat([g.dst, loops]), n, validate=False)
+
+
+def filter_operator(g: Graph, kind: str, edge_weight: Tensor | None = None) -> Adjacency:
+    """The normalised adjacency :math:`N` of ``kind`` (module docstring) for ``g`` and its
+    ``edge_weight`` (``(E,)``, non-negative; ``None``: 1 per edge). Unweighted, it is built
+    once per graph and kept on it (every layer of a forward pass, every epoch on one graph);
+    weighted, per call, on the graph's structure kept on it."""
     if kind not in OPERATORS:
         raise ValueError(f"unknown filter operator {kind!r}; expected one of {OPERATORS}")
-
-    def build() -> Adjacency:
-        if kind == "gcn":
-            return normalized_adjacency(g.remove_self_loops().add_self_loops(), "in")
-        if kind == "undirected":
-            return normalized_adjacency(undirected(g), "in")
-        plain = g.remove_self_loops()
-        scale = _inverse_sqrt_or_zero(plain.out_degrees())
-        return Adjacency(plain, scale, scale)
-
-    return g.cached(("polynomial_filter", kind), build)
+    if edge_weight is None:
+        return g.cached(("polynomial_filter", kind), lambda: _build(g, kind, None))
+    edge_weight = check_edge_weight(g, edge_weight)
+    return constant_unless_learned(edge_weight, lambda: _build(g, kind, edge_weight))
 
 
-class PolynomialFilter(nn.Module):
-    """Base of the four filters: ``forward(x, edge_index)`` computes ``F(N) x`` per channel.
+def _build(g: Graph, kind: str, edge_weight: Tensor | None) -> Adjacency:
+    if kind == "undirected":
+        pairs = g.cached(("polynomial_filter", "pairs"), lambda: Pairs(g))
+        w = pairs.weights(None if edge_weight is None
+                          else edge_weight.to(factor_dtype(edge_weight.dtype)))
+        scale = _in_degree_scale(pairs.graph, w)
+        return Adjacency(pairs.graph, scale, scale, w)
+    # self-loops weigh 0 rather than being removed: a fixed-size step (module docstring)
+    not_loop = g.cached(("polynomial_filter", "not_loop"), lambda: g.src != g.dst)
+    w = not_loop.to(torch.float32) if edge_weight is None else \
+        edge_weight.to(factor_dtype(edge_weight.dtype)) * not_loop
+    if kind == "gcn":
+        looped = g.cached(("polynomial_filter", "with_loops"), lambda: _with_loops(g))
+        w = torch.cat([w, w.new_ones(g.num_nodes())])
+        scale = _in_degree_scale(looped, w)
+        return Adjacency(looped, scale, scale, w)
+    scale = _inverse_sqrt_or_zero(w.new_zeros(g.num_nodes()).index_add(0, g.src, w))
+    return Adjacency(g, scale, scale, w)
+
+
+class PolynomialFilter(Explainable):
+    """Base of the four filters: ``forward(x, edge_index, edge_weight=None)`` computes
+    ``F(N) x`` per channel.
 
     Subclasses set :attr:`operator` (a kind of :func:`filter_operator`) and implement
     :meth:`polynomial`, the filter written in terms of one operation ``apply(v) = N v``; the
@@ -111,13 +190,16 @@ class PolynomialFilter(nn.Module):
     response (``apply`` = multiplication by μ).
 
     Graph inputs are those of :class:`~autogcn.conv.AutoGCNConv` (:mod:`autogcn.inputs`):
-    ``edge_index``, a ``torch.sparse`` or ``SparseTensor`` ``adj_t`` (its structure: the four
-    official implementations take no edge weights, so its values are not used) or a
-    :class:`~autogcn.graph.Graph`. Bad input raises a ``ValueError``/``TypeError`` naming it.
+    ``edge_index`` with an optional ``edge_weight`` (non-negative, ``(E,)``; learned weights get
+    their gradient), a ``torch.sparse`` or ``SparseTensor`` ``adj_t`` (its values are the
+    weights) or a :class:`~autogcn.graph.Graph`. The official implementations take no edge
+    weights; unweighted, every form gives their operator. PyG's explainers work on every
+    filter (:mod:`autogcn.explain`). Bad input raises a ``ValueError``/``TypeError`` naming it.
 
     Args:
-        K (int): polynomial order (hops).
-        channels (int): signal width; only filters with per-channel weights (JacobiConv) use it.
+        K (int): polynomial order (hops), at most :data:`MAX_ORDER`.
+        channels (int): signal width; only filters with per-channel weights (JacobiConv) use
+            it, and for them ``-1`` takes it from the first input.
     """
 
     operator = "gcn"
@@ -126,9 +208,13 @@ class PolynomialFilter(nn.Module):
 
     def __init__(self, K: int, channels: int = 1) -> None:
         super().__init__()
-        check_size("K (the polynomial order)", K)
-        check_size("channels", channels)
+        check_size("K (the polynomial order)", K, MAX_ORDER)
+        check_size("channels", channels, lazy=self.per_channel)
         self.K, self.channels = K, channels
+        self.attach_explain_hooks()
+
+    def explain_hops(self) -> int:
+        return self.K
 
     def polynomial(self, apply: Apply, x: Tensor) -> Tensor:
         """``F(N) x`` with ``apply(v) = N v``."""
@@ -139,21 +225,28 @@ class PolynomialFilter(nn.Module):
         papers' own learning rate and weight decay) and, for JacobiConv, ``"channel"``."""
         return {"prop": list(self.parameters())}
 
-    def forward(self, x: Tensor, edge_index: GraphInput) -> Tensor:
-        """``x`` (N, C) on the graph ``edge_index`` (any accepted form) → (N, C)."""
-        dtype = next(self.parameters()).dtype
+    def initialize_channels(self, channels: int) -> None:
+        """Materialise the per-channel parameters of a filter built with ``channels=-1``."""
+        raise NotImplementedError
+
+    def forward(self, x: Tensor, edge_index: GraphInput,
+                edge_weight: Tensor | None = None) -> Tensor:
+        """``x`` (N, C) on the graph ``edge_index`` (any accepted form), with optional
+        ``edge_weight`` (E,) → (N, C)."""
+        if self.channels == -1 and isinstance(x, Tensor) and x.dim() == 2 and not compiling():
+            self.initialize_channels(x.shape[1])
+        param = next(self.parameters())
         width = x.shape[-1] if isinstance(x, Tensor) and x.dim() == 2 else 1
-        check_features(x, self.channels if self.per_channel else width, dtype, "channels")
-        g, _ = to_graph(edge_index, x.shape[0])
-        op = filter_operator(g, self.operator)
+        check_features(x, self.channels if self.per_channel else width, param.dtype,
+                       "channels", param.device)
+        g, weight = to_graph(edge_index, x.shape[0], edge_weight, x.device)
+        weight = self.explained_weight(weight, g.num_edges(), x)
+        op = filter_operator(g, self.operator, weight)
         return self.polynomial(op, x.to_dense() if x.is_sparse else x)
 
     def response_rows(self) -> int:
         """Rows of :meth:`frequency_response`: 1 (one filter for all channels) by default."""
         return 1
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.extra_repr()})"
 
     def frequency_response(self, lam: Tensor) -> dict[str, Tensor]:
         """``{"filter": F(λ)}`` of shape ``(rows, len(lam))`` from the current coefficients

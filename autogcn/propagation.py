@@ -17,6 +17,12 @@ float64 for float64 features).
 graph (cached on it, so every layer of a forward pass and every epoch on one graph shares them):
 each propagation is then one sparse product forward and one backward
 (:func:`~autogcn.sparse.sparse_product`).
+
+**Learned edge weights.** An ``edge_weight`` that requires a gradient (while autograd records,
+:func:`learns`) is differentiated exactly: the degrees are sums of the weights, the factors
+their ``-1/2`` powers, and the product passes the gradient of each stored value
+(:func:`~autogcn.sparse.sparse_product`). Such an operator is built per call and never cached
+(its values belong to one autograd graph); constant weights keep the cached, gradient-free path.
 """
 
 from __future__ import annotations
@@ -61,15 +67,16 @@ class Adjacency:
 
     :math:`W_{vu}` sums the weights of the edges ``u → v`` (``edge_weight``, or 1 per edge:
     repeated edges count once each). ``row_scale`` / ``col_scale``: the per-node factors ``r``
-    and ``c`` as functions of the feature dtype (``None``: ones). Edge weights are constants
-    here: no gradient flows to them.
+    and ``c`` as functions of the feature dtype (``None``: ones). Gradients flow to
+    ``edge_weight`` and to whatever the scales are computed from, when they require one (build
+    under ``torch.no_grad()`` for a constant operator).
     """
 
     def __init__(self, g: Graph, row_scale: Scale | None = None, col_scale: Scale | None = None,
                  edge_weight: Tensor | None = None) -> None:
         self.num_nodes = g.num_nodes()
         self.row_scale, self.col_scale = row_scale, col_scale
-        self.edge_weight = None if edge_weight is None else edge_weight.detach()
+        self.edge_weight = edge_weight
         self._structure = (g.csc(), g.csr())
         self._matrices: dict[torch.dtype, tuple[CSRParts, CSRParts]] = {}
 
@@ -116,13 +123,18 @@ def _expand_rows(scale: Tensor, indptr: Tensor, nnz: int) -> Tensor:
 
 def weighted_degrees(g: Graph, edge_weight: Tensor | None, side: str) -> Tensor:
     """Per-node sums of the weights of the incoming (``side="in"``) or outgoing (``"out"``)
-    edges; the plain int64 degrees without ``edge_weight``."""
+    edges (differentiable in the weights); the plain int64 degrees without ``edge_weight``."""
     if edge_weight is None:
         return g.in_degrees() if side == "in" else g.out_degrees()
     ends = g.dst if side == "in" else g.src
-    w = edge_weight.detach()
-    w = w.to(factor_dtype(w.dtype))
-    return w.new_zeros(g.num_nodes()).index_add_(0, ends, w)
+    w = edge_weight.to(factor_dtype(edge_weight.dtype))
+    return w.new_zeros(g.num_nodes()).index_add(0, ends, w)
+
+
+def learns(edge_weight: Tensor | None) -> bool:
+    """Whether ``edge_weight`` is learned in this call: it requires a gradient and autograd
+    records. Such weights get an operator of their own per call (module docstring)."""
+    return edge_weight is not None and edge_weight.requires_grad and torch.is_grad_enabled()
 
 
 def normalized_adjacency(g: Graph, source_degree: str = "in",
@@ -132,9 +144,10 @@ def normalized_adjacency(g: Graph, source_degree: str = "in",
     are built on the first call per dtype); ``source_degree`` is ``"in"`` or ``"out"``.
 
     Without ``edge_weight`` it is cached on ``g`` (one per graph, shared by every layer). With
-    ``edge_weight`` (``(E,)``, non-negative, a constant: no gradient flows to it) the degrees are
-    weighted degrees and :math:`P_{vu}` carries the weight of ``u → v``; the result is not
-    cached (the caller keeps it, e.g. :class:`~autogcn.conv.AutoGCNConv` with ``cached=True``).
+    ``edge_weight`` (``(E,)``, non-negative) the degrees are weighted degrees and :math:`P_{vu}`
+    carries the weight of ``u → v``; the result is not cached (the caller keeps it, e.g.
+    :class:`~autogcn.conv.AutoGCNConv` with ``cached=True``). Weights that require a gradient
+    get one, exactly (module docstring).
     """
     if source_degree not in SOURCE_DEGREES:
         raise ValueError(f"source_degree must be one of {SOURCE_DEGREES}, got {source_degree!r}")
@@ -147,39 +160,45 @@ def normalized_adjacency(g: Graph, source_degree: str = "in",
         return Adjacency(g, lambda dtype: degree_scale(d_in, dtype),
                          lambda dtype: degree_scale(d_src, dtype), edge_weight)
 
-    if edge_weight is not None:
-        with torch.no_grad():
-            return build()
-    return g.cached(("normalized_adjacency", source_degree), build)
+    if edge_weight is None:
+        return g.cached(("normalized_adjacency", source_degree), build)
+    return constant_unless_learned(edge_weight, build)
+
+
+def constant_unless_learned(edge_weight: Tensor | None, build: Callable[[], Adjacency]) \
+        -> Adjacency:
+    """``build()`` as a differentiable operator where ``edge_weight`` :func:`learns`, else as a
+    constant one (built without recording autograd, its weights detached)."""
+    if learns(edge_weight):
+        return build()
+    with torch.no_grad():
+        op = build()
+    if op.edge_weight is not None:
+        op.edge_weight = op.edge_weight.detach()
+    return op
 
 
 def check_edge_weight(g: Graph, edge_weight: Tensor) -> Tensor:
-    """``edge_weight`` as a flat tensor of one weight per edge of ``g``; a clear error
-    otherwise. Weights that need a gradient are refused (they would silently get none), and so
-    are negative or non-finite ones where their values can be read without a device sync
-    (:func:`~autogcn.graph.can_read_values`)."""
+    """``edge_weight`` as a flat tensor of one weight per edge of ``g`` on ``g``'s device; a
+    clear error otherwise. Negative or non-finite weights are refused where their values can be
+    read without a device sync (:func:`~autogcn.graph.can_read_values`)."""
     if not isinstance(edge_weight, Tensor) or not edge_weight.is_floating_point():
         raise ValueError("edge_weight must be a floating-point tensor with one weight per edge")
     if edge_weight.numel() != g.num_edges() or edge_weight.dim() > 2 \
             or (edge_weight.dim() == 2 and edge_weight.shape[1] != 1):
         raise ValueError(f"edge_weight must have shape ({g.num_edges()},), one weight per edge, "
                          f"got {tuple(edge_weight.shape)}")
-    check_weight_gradient(edge_weight)
+    if edge_weight.device != g.device:
+        raise ValueError(f"edge_weight is on {edge_weight.device} but the graph is on "
+                         f"{g.device}; move one of them")
     if can_read_values(edge_weight):
-        if not bool(torch.isfinite(edge_weight).all()):
+        w = edge_weight.detach()
+        if not bool(torch.isfinite(w).all()):
             raise ValueError("edge_weight holds NaN or infinite values; expected finite weights")
-        if bool((edge_weight < 0).any()):
+        if bool((w < 0).any()):
             raise ValueError("edge_weight holds negative values; the degree normalisation needs "
                              "non-negative weights")
-    return edge_weight.reshape(-1).to(g.device)
-
-
-def check_weight_gradient(edge_weight: Tensor | None) -> None:
-    """Refuse edge weights that require a gradient while autograd records: the normalised
-    adjacency treats them as constants, so they would silently get none."""
-    if edge_weight is not None and edge_weight.requires_grad and torch.is_grad_enabled():
-        raise ValueError("edge_weight requires a gradient, but the normalised adjacency treats "
-                         "edge weights as constants: pass edge_weight.detach()")
+    return edge_weight.reshape(-1)
 
 
 def as_graph(graph: Graph | Tensor, num_nodes: int) -> Graph:

@@ -2,8 +2,10 @@
 
 * :func:`csr_matrix` builds every CSR tensor (32-bit indices where they fit).
 * :func:`sparse_mm` is the single place that multiplies a CSR matrix by a dense one.
-* :func:`sparse_product` is ``M x`` for a constant ``M``, differentiable in ``x``: the backward
-  multiplies by the stored ``Mᵀ`` instead of transposing per call. It is the custom operator
+* :func:`sparse_product` is ``M x``, differentiable in ``x`` and in ``M``'s stored values: the
+  backward multiplies by the stored ``Mᵀ`` instead of transposing per call, and gives each stored
+  value ``M_vu`` the gradient ``<grad_v, x_u>`` (only when the values need one: constant
+  operators pay nothing for it). It is the custom operator
   ``torch.ops.autogcn.csr_product``, so that ``torch.compile`` treats it as one opaque call
   with a known output shape (CSR tensors cannot be traced) and compiles the dense code around it
   without a graph break (torch >= 2.4; older torch gets the same product as an autograd
@@ -106,9 +108,14 @@ if hasattr(torch.library, "custom_op"):  # torch >= 2.4: an operator torch.compi
 
     def _save_transpose(ctx, inputs: tuple, output: Tensor) -> None:
         ctx.transposed = (*inputs[4:7], *inputs[1:4])  # the backward multiplies by Mᵀ (and M)
+        # x and M's structure only where a value needs its gradient (a learned edge weight)
+        ctx.for_values = (inputs[0], inputs[1], inputs[2]) if ctx.needs_input_grad[3] else None
 
     def _product_backward(ctx, grad: Tensor) -> tuple:
-        return (_csr_product(grad.contiguous(), *ctx.transposed),) + (None,) * 6
+        grad = grad.contiguous()
+        grad_x = _csr_product(grad, *ctx.transposed) if ctx.needs_input_grad[0] else None
+        grad_values = None if ctx.for_values is None else _values_gradient(grad, *ctx.for_values)
+        return (grad_x, None, None, grad_values) + (None,) * 3
 
     _csr_product.register_autograd(_product_backward, setup_context=_save_transpose)
 else:  # older torch (the DGL profile's 2.2): the same product and backward, eager only
@@ -116,16 +123,31 @@ else:  # older torch (the DGL profile's 2.2): the same product and backward, eag
         @staticmethod
         def forward(ctx, x: Tensor, *parts: Tensor) -> Tensor:
             ctx.transposed = (*parts[3:6], *parts[0:3])
+            ctx.for_values = (x, parts[0], parts[1]) if ctx.needs_input_grad[3] else None
             return _product(x, *parts[0:3])
 
         @staticmethod
         def backward(ctx, grad: Tensor) -> tuple:
-            return (_csr_product(grad.contiguous(), *ctx.transposed),) + (None,) * 6
+            grad = grad.contiguous()
+            grad_x = _csr_product(grad, *ctx.transposed) if ctx.needs_input_grad[0] else None
+            grad_values = None if ctx.for_values is None else \
+                _values_gradient(grad, *ctx.for_values)
+            return (grad_x, None, None, grad_values) + (None,) * 3
 
     _csr_product = _CSRProduct.apply
 
 
+def _values_gradient(grad: Tensor, x: Tensor, crow: Tensor, col: Tensor) -> Tensor:
+    """d(loss)/d(M_vu) = <grad_v, x_u> for every stored entry (row v, column u) of ``M``: the
+    sampled product of ``grad`` and ``xᵀ`` on ``M``'s pattern."""
+    rows = torch.repeat_interleave(torch.arange(crow.numel() - 1, device=crow.device),
+                                   crow.diff(), output_size=col.numel())
+    return (grad[rows] * x[col.long()]).sum(-1)
+
+
 def sparse_product(x: Tensor, matrix: CSRParts, transposed: CSRParts) -> Tensor:
-    """``M x`` for ``x`` (N, d) and a constant square ``M`` (its parts and ``Mᵀ``'s);
-    differentiable in ``x`` (twice: the backward is again such a product)."""
+    """``M x`` for ``x`` (N, d) and a square ``M`` (its parts and ``Mᵀ``'s, the same values in
+    transposed order); differentiable in ``x`` (twice: the backward is again such a product) and
+    in ``M``'s values. A gradient reaches ``Mᵀ``'s values only through the backward's own product
+    (a second derivative): build both from the same weights."""
     return _csr_product(x, *matrix, *transposed)

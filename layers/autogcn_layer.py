@@ -55,6 +55,8 @@ class AutoGCNLayer(AutoGCNConv):
 
     #: Dense methods that ``params.compile`` compiles (:mod:`train.compilation`).
     compiled_regions = ("_from_hops", "_gated_sum")
+    #: The benchmark's layer takes no PyG explanation masks (:mod:`autogcn.explain`).
+    pyg_explainable = False
 
     def __init__(
         self,

@@ -207,16 +207,25 @@ def test_cached_operator_serves_every_input_form():
     torch.testing.assert_close(conv(x, adj_t), expected)
 
 
-def test_cached_operator_refuses_an_edge_weight_that_needs_a_gradient():
+def test_cached_conv_never_serves_a_learned_edge_weight_from_its_cache():
     conv = AutoGCNConv(IN, OUT, cached=True)
     x, ei = torch.randn(N, IN), edge_index()
     w = torch.rand(ei.shape[1], requires_grad=True)
     with torch.no_grad():
-        conv(x, ei, w)  # built where no gradient is recorded: allowed
-    assert conv._cache is not None
-    with pytest.raises(ValueError, match="edge_weight requires a gradient"):
-        conv(x, ei, w)  # a training call would get no gradient into w from the cache
-    conv(x, ei, w.detach())
+        conv(x, ei, w)  # no gradient recorded: a constant operator, cached
+    cached = conv._cache
+    assert cached is not None
+    for _ in range(2):  # each training call builds its own operator, and w gets its gradient
+        conv(x, ei, w).sum().backward()
+        assert conv._cache is cached and w.grad is not None and bool(w.grad.abs().sum() > 0)
+    w.grad = None
+    uncached = AutoGCNConv(IN, OUT)
+    uncached.load_state_dict(conv.state_dict())
+    uncached(x, ei, w).sum().backward()
+    expected = w.grad.clone()
+    w.grad = None
+    conv(x, ei, w).sum().backward()
+    torch.testing.assert_close(w.grad, expected)
 
 
 # ------------------------------------------------------------------ compile, no host reads
@@ -356,7 +365,9 @@ def test_bad_conv_input_is_one_clear_error(case):
 @pytest.mark.parametrize("kwargs, error, message", [
     ({"grid_size": 0}, ValueError, "grid_size must be a positive int, got 0"),
     ({"out_channels": 0}, ValueError, "out_channels must be a positive int, got 0"),
-    ({"in_channels": -2}, ValueError, "in_channels must be a positive int, got -2"),
+    ({"in_channels": -2}, ValueError, r"in_channels must be a positive int \(or -1: .*got -2"),
+    ({"grid_size": 10**9}, ValueError, "grid_size must be at most 65536, got 1000000000"),
+    ({"single_a_init": float("nan")}, ValueError, "single_a_init must be a finite number"),
     ({"num_banks": 1.5}, TypeError, "num_banks must be a positive int"),
 ])
 def test_bad_conv_sizes(kwargs, error, message):
@@ -380,5 +391,5 @@ def test_bad_successor_input_is_one_clear_error(name):
     if name == "JacobiConvProp":
         with pytest.raises(ValueError, match="x has 3 columns but the module's channels is 6"):
             MODULES[name]()(x[:, :3], ei)
-        with pytest.raises(ValueError, match="channels must be a positive int, got 0"):
+        with pytest.raises(ValueError, match=r"channels must be a positive int \(or -1: .*got 0"):
             JacobiConvProp(0)

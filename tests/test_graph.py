@@ -137,7 +137,7 @@ def test_edge_index_round_trip_and_bad_shapes():
                 [[0, 1], [1, 0]]):
         with pytest.raises(ValueError, match=r"edge_index must be a \(2, num_edges\) tensor"):
             Graph.from_edge_index(bad, 2)
-    with pytest.raises(ValueError, match="dst holds node id 2"):
+    with pytest.raises(ValueError, match=r"edge_index\[1\] \(targets\) holds node id 2"):
         Graph.from_edge_index(torch.tensor([[0], [2]]), 2)
 
 

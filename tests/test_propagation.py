@@ -239,7 +239,8 @@ def test_bad_edge_weights_are_rejected():
     for bad, match in ((torch.ones(3), r"shape \(32,\)"),
                        (torch.ones(g.num_edges(), 2), r"shape \(32,\)"),
                        (torch.ones(g.num_edges(), dtype=torch.long), "floating-point"),
-                       (torch.ones(g.num_edges(), requires_grad=True), "detach")):
+                       (torch.ones(g.num_edges(), device="meta"),
+                        "edge_weight is on meta but the graph is on cpu")):
         with pytest.raises(ValueError, match=match):
             propagate(g, x, edge_weight=bad)
 

@@ -72,8 +72,8 @@ def dense_operator(g: Graph, kind: str) -> np.ndarray:
         s = inv_sqrt(a.sum(1), 0.0)
     elif kind == "laplacian":  # get_laplacian('sym'): out-degree (column sums), inf -> 0
         s = inv_sqrt(a.sum(0), 0.0)
-    else:  # JacobiConv: the undirected graph, degree 0 -> 1
-        a = np.maximum(a, a.T)
+    else:  # JacobiConv: PyG's to_undirected (each linked pair once each way), degree 0 -> 1
+        a = (np.maximum(a, a.T) > 0).astype(float)
         s = inv_sqrt(a.sum(1), 1.0)
     return s[:, None] * a * s[None, :]
 
@@ -159,18 +159,17 @@ def test_operators_of_a_batch_are_block_diagonal():
         assert filter_operator(g, kind) is filter_operator(g, kind)  # cached on the graph
 
 
-def test_undirected_keeps_a_symmetric_graph_and_members_apart():
-    sym = random_graph(8, 0.3, 6, symmetric=True)
-    assert undirected(sym) is sym
+def test_undirected_links_each_pair_once_each_way_and_keeps_members_apart():
+    """One rule on every graph, symmetric or not: PyG's ``to_undirected`` (a pair linked in
+    either direction, by any number of edges, gets one edge each way)."""
     g, _ = graph_batch(LEVELS["node"])
-    u = undirected(g)
-    assert torch.equal(u.batch_num_nodes(), g.batch_num_nodes())
-    ids = u.node_graph_ids()
-    assert torch.equal(ids[u.src], ids[u.dst])
-    assert torch.equal(u.batch_num_edges(), torch.bincount(ids[u.src], minlength=g.batch_size))
-    a = adjacency(u)
-    np.testing.assert_array_equal(a, a.T)
-    np.testing.assert_array_equal(a > 0, np.maximum(adjacency(g), adjacency(g).T) > 0)
+    sym = random_graph(8, 0.3, 6, symmetric=True)
+    for graph in (g, sym):
+        u = undirected(graph)
+        ids = graph.node_graph_ids()
+        assert torch.equal(ids[u.src], ids[u.dst])  # members stay apart
+        a = adjacency(u)
+        np.testing.assert_array_equal(a, (np.maximum(adjacency(graph), adjacency(graph).T) > 0))
 
 
 # ------------------------------------------------------------------ closed forms of the bases
