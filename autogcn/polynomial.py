@@ -240,7 +240,7 @@ class PolynomialFilter(Explainable):
         check_features(x, self.channels if self.per_channel else width, param.dtype,
                        "channels", param.device)
         g, weight = to_graph(edge_index, x.shape[0], edge_weight, x.device)
-        weight = self.explained_weight(weight, g.num_edges(), x)
+        weight = self.explained_weight(weight, g, x)
         op = filter_operator(g, self.operator, weight)
         return self.polynomial(op, x.to_dense() if x.is_sparse else x)
 
