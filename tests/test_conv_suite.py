@@ -264,15 +264,33 @@ def test_forward_and_backward_read_no_value_from_the_device():
     assert AutoGCNConv(IN, OUT).to("meta")(x, adj_t).shape == (N, OUT)
 
 
-# their operators select edges by value (self-loops dropped, edges symmetrised): graph breaks,
-# around which dynamo notes what it leaves to eager mode
-@pytest.mark.filterwarnings("ignore:Dynamo does not know how to trace:UserWarning")
+@needs_custom_op
 @pytest.mark.parametrize("name", [n for n in MODULES if n != "AutoGCNConv"])
-def test_successors_compile(name):
+def test_successors_compile_into_one_graph_with_learned_weights(name):
+    """Their value-dependent steps (loops, reverse edges) are fixed-size tensor operations: no
+    graph break, and the same output and gradients (to x and to the edge weights) as eager."""
     module = build(name)
-    x, ei = torch.randn(N, IN), edge_index()
-    compiled = torch.compile(copy.deepcopy(module), backend="eager")
-    torch.testing.assert_close(compiled(x, ei), module(x, ei))
+    twin = copy.deepcopy(module)
+    compiled = torch.compile(module, fullgraph=True, backend="aot_eager")
+    x, ei = torch.randn(N, IN, requires_grad=True), edge_index()
+    w = torch.rand(ei.shape[1], requires_grad=True)
+    out, expected = compiled(x, ei, w), twin(x, ei, w)
+    torch.testing.assert_close(out, expected)
+    grads = torch.autograd.grad(out.square().sum(), (x, w))
+    for got, want in zip(grads, torch.autograd.grad(expected.square().sum(), (x, w))):
+        torch.testing.assert_close(got, want)
+    assert torch._dynamo.explain(twin)(x, ei, w).graph_break_count == 0
+
+
+@needs_custom_op
+@pytest.mark.parametrize("name", list(MODULES))
+def test_export_equals_eager(name):
+    module = build(name)
+    x, ei, w = torch.randn(N, IN), edge_index(), torch.rand(2 * len(EDGES))
+    exported = torch.export.export(module, (x, ei, w)).module()
+    torch.testing.assert_close(exported(x, ei, w), module(x, ei, w))
+    other_x, other_w = torch.randn(N, IN), torch.rand(2 * len(EDGES))  # not baked in
+    torch.testing.assert_close(exported(other_x, ei, other_w), module(other_x, ei, other_w))
 
 
 # ------------------------------------------------------------------ PyG's Sequential, resets
@@ -373,6 +391,56 @@ def test_bad_conv_input_is_one_clear_error(case):
 def test_bad_conv_sizes(kwargs, error, message):
     with pytest.raises(error, match=message):
         AutoGCNConv(**{"in_channels": IN, "out_channels": OUT, **kwargs})
+
+
+# ------------------------------------------------------------------ lazy widths
+@pytest.mark.parametrize("make, param", [
+    (lambda: AutoGCNConv(-1, OUT), "weight"),
+    (lambda: JacobiConvProp(-1, K=2), "weight"),
+])
+def test_lazy_width_is_taken_from_the_first_input(make, param):
+    module = make()
+    assert isinstance(getattr(module, param), torch.nn.parameter.UninitializedParameter)
+    x, ei = torch.randn(N, IN), edge_index()
+    out = module(x, ei)
+    assert not isinstance(getattr(module, param), torch.nn.parameter.UninitializedParameter)
+    assert out.shape[0] == N and (module.in_channels if hasattr(module, "in_channels")
+                                  else module.channels) == IN
+    with torch.no_grad():
+        for p in module.parameters():
+            p.add_(1.0)
+    module.reset_parameters()  # works once the width is known
+    twin = make()
+    twin(x, ei)
+    if isinstance(module, JacobiConvProp):  # a deterministic initialisation: equal
+        torch.testing.assert_close(module.state_dict(), twin.state_dict())
+    else:
+        assert module.weight.abs().max() <= IN ** -0.5
+    with pytest.raises(ValueError, match="x has 3 columns"):
+        module(x[:, :3], ei)
+
+
+# ------------------------------------------------------------------ devices
+@pytest.mark.parametrize("name", list(MODULES))
+def test_mixed_devices_name_the_devices(name):
+    module, ei = MODULES[name](), edge_index()
+    with pytest.raises(ValueError, match="x is on meta but the module's parameters are on cpu"):
+        module(torch.randn(N, IN, device="meta"), ei)
+    with pytest.raises(ValueError, match="edge_index is on cpu but x is on meta"):
+        copy.deepcopy(module).to("meta")(torch.randn(N, IN, device="meta"), ei)
+    with pytest.raises(ValueError, match="the graph is on cpu but x is on meta"):
+        copy.deepcopy(module).to("meta")(torch.randn(N, IN, device="meta"),
+                                         Graph.from_edge_index(ei, N))
+
+
+@pytest.mark.parametrize("name", list(MODULES))
+def test_ids_out_of_range_or_negative_name_edge_index(name):
+    module, x, ei = MODULES[name](), torch.randn(N, IN), edge_index()
+    with pytest.raises(ValueError, match=r"edge_index\[1\] \(targets\) holds node id 9, "
+                                         r"outside \[0, 7\)"):
+        module(x, torch.cat([ei, torch.tensor([[0], [9]])], 1))
+    with pytest.raises(ValueError, match=r"edge_index\[0\] \(sources\) holds node id -1"):
+        module(x, torch.cat([ei, torch.tensor([[-1], [0]])], 1))
 
 
 @pytest.mark.parametrize("name", [n for n in MODULES if n != "AutoGCNConv"])
