@@ -18,7 +18,7 @@ trap 'rm -rf "$WORK"' EXIT
 # built from a copy of what the wheel needs, so that setuptools' build/ and *.egg-info stay
 # out of the checkout
 mkdir -p "$WORK/src/docs"
-cp -r "$ROOT/pyproject.toml" "$ROOT/autogcn" "$WORK/src/"
+cp -r "$ROOT/pyproject.toml" "$ROOT/LICENSE" "$ROOT/autogcn" "$WORK/src/"
 cp "$ROOT/docs/layer.md" "$WORK/src/docs/"
 find "$WORK/src/autogcn" -name __pycache__ -prune -exec rm -rf {} +
 # the interpreter's own setuptools when it has one recent enough (offline); else pip fetches one
@@ -30,12 +30,22 @@ fi
 "$PYTHON" -m pip wheel "$WORK/src" --no-deps $isolation --quiet -w "$WORK/dist"
 WHEEL=$(ls "$WORK"/dist/autogcn-*.whl)
 echo "built $(basename "$WHEEL")"
-# the wheel holds the package autogcn and nothing of the benchmark
-"$PYTHON" - "$WHEEL" <<'EOF'
+# the wheel holds the package autogcn and nothing of the benchmark, and the MIT licence, both
+# as a file and in its metadata
+"$PYTHON" - "$WHEEL" "$ROOT/LICENSE" <<'EOF'
 import sys, zipfile
-tops = {name.split("/")[0] for name in zipfile.ZipFile(sys.argv[1]).namelist()}
+wheel = zipfile.ZipFile(sys.argv[1])
+names = wheel.namelist()
+tops = {name.split("/")[0] for name in names}
 stray = {t for t in tops if t != "autogcn" and not t.endswith(".dist-info")}
 assert not stray, f"the wheel holds more than autogcn: {sorted(stray)}"
+licences = [n for n in names if ".dist-info/" in n and n.rsplit("/", 1)[-1] == "LICENSE"]
+assert licences, f"the wheel holds no LICENSE file: {names}"
+with open(sys.argv[2], "rb") as own:
+    assert wheel.read(licences[0]) == own.read(), "the wheel's LICENSE differs from the checkout's"
+metadata = wheel.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+assert "License-Expression: MIT" in metadata, "the wheel's metadata declares no MIT licence"
+print(f"licence: {licences[0]}, License-Expression: MIT")
 EOF
 
 "$PYTHON" -m venv --without-pip "$WORK/venv"
