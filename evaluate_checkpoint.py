@@ -24,9 +24,8 @@ with startup():
     from scripts import cli
     from train.checkpoint import load_checkpoint, model_from_checkpoint
     from train.config import apply_overrides, validate
-    from train.device import check_device, select_device
     from train.errors import CheckpointError, one_line, run_tool
-    from train.runner import load_data
+    from train.runner import check_device, load_data, select_device
     from train.tasks import Task, task_for_dataset
 
 

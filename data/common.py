@@ -15,9 +15,11 @@ Every loader in ``data/`` returns a :class:`GraphDataset`: three :class:`GraphSp
 
 from __future__ import annotations
 
+import hashlib
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 from torch.utils.data import Dataset
@@ -219,3 +221,53 @@ def collate_graphs(
     batched = Graph.batch(list(graphs)).build_structure()
     targets = torch.cat([torch.as_tensor(y).reshape(-1) if y.dim() == 0 else y for y in labels])
     return batched, targets, graph_size_norm(batched)
+
+
+# ------------------------------------------------------------------------ fingerprints
+#: Graphs of each split whose features and edges enter the data hash (with every graph's
+#: size and label): enough to tell another dataset or another preprocessing, cheap on 60k graphs.
+HASHED_GRAPHS = 32
+
+
+def _dense_parts(t: torch.Tensor) -> list[torch.Tensor]:
+    """A sparse tensor (features of some node datasets) as its indices and values."""
+    if t.layout == torch.strided:
+        return [t]
+    t = t.to_sparse_coo().coalesce()
+    return [t.indices(), t.values()]
+
+
+def _hash(parts: Iterable[torch.Tensor]) -> str:
+    digest = hashlib.sha256()
+    for t in (piece for part in parts for piece in _dense_parts(part)):
+        t = t.detach().cpu().contiguous().reshape(-1)
+        digest.update(f"{t.dtype}{t.numel()};".encode())
+        digest.update(t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+    return digest.hexdigest()[:16]
+
+
+def graph_data_fingerprint(splits: dict[str, Any]) -> dict[str, Any]:
+    """Per split: graphs, nodes and edges, and a hash of every graph's size and label plus the
+    features and edges of the first and last :data:`HASHED_GRAPHS` graphs."""
+    out: dict[str, Any] = {}
+    for name, split in splits.items():
+        if split is None:
+            continue
+        graphs = split.graphs
+        nodes = torch.tensor([g.num_nodes() for g in graphs], dtype=torch.int64)
+        edges = torch.tensor([g.num_edges() for g in graphs], dtype=torch.int64)
+        labels = [torch.as_tensor(y).reshape(-1) for y in split.labels]
+        sample = graphs[:HASHED_GRAPHS] + graphs[max(HASHED_GRAPHS, len(graphs) - HASHED_GRAPHS):]
+        parts = [nodes, edges, *labels]
+        for g in sample:
+            parts += [g.src, g.dst, *(g.ndata[k] for k in sorted(g.ndata))]
+        out[name] = {"graphs": len(graphs), "nodes": int(nodes.sum()),
+                     "edges": int(edges.sum()), "sha256": _hash(parts)}
+    return out
+
+
+def node_data_fingerprint(graph, features: torch.Tensor, labels: torch.Tensor) -> dict[str, Any]:
+    """Nodes, edges, feature width and a hash of the edges, features and labels."""
+    return {"nodes": graph.num_nodes(), "edges": graph.num_edges(),
+            "features": int(features.shape[1]),
+            "sha256": _hash([graph.src, graph.dst, features, labels])}

@@ -22,13 +22,7 @@ import os
 from typing import Any
 
 from data.common import DEFAULT_DATA_ROOT, DataError, GraphDataset, pick_source
-from data.node_datasets import (
-    NODE_SOURCES,
-    NodeDataset,
-    check_split_sizes,
-    load_node_dataset,
-    node_dataset_key,
-)
+from data.node_datasets import NODE_DATASETS, NODE_SOURCES, NodeDataset, check_split_sizes
 
 # Batched-graph datasets; the first source is the default.
 GRAPH_SOURCES: dict[str, tuple[str, ...]] = {
@@ -131,6 +125,34 @@ def _load_graph_dataset(dataset: str, data_cfg: dict[str, Any],
                             max_graphs=max_graphs, source=source,
                             workers=data_cfg.get("workers"), progress=progress,
                             write_cache=write_data)
+
+
+def node_dataset_key(name: str) -> str:
+    """The canonical name (case-insensitive; '-' and '_' alike); ValueError for unknown ones."""
+    key = name.upper().replace("-", "_")
+    if key not in NODE_DATASETS:
+        raise ValueError(f"unknown node dataset {name!r}; choose from {', '.join(NODE_DATASETS)}")
+    return key
+
+
+def load_node_dataset(name: str, data_dir: str | os.PathLike | None,
+                      source: str | None = None) -> NodeDataset:
+    """Load one of :data:`~data.node_datasets.NODE_DATASETS` (case-insensitive; '-' and '_'
+    alike) from ``source`` (default ``"raw"``; ``NODE_SOURCES`` lists what each accepts). Only
+    the named dataset's module is imported."""
+    key = node_dataset_key(name)
+    source = pick_source(key, source, NODE_SOURCES[key])
+    if key == "PUBMED":
+        from data.pubmed import load_pubmed as load
+    elif key == "SQUIRREL":
+        from data.squirrel import load_squirrel as load
+    elif key == "SQUIRREL_FILTERED":
+        from data.squirrel import load_squirrel_filtered as load
+    elif key == "ARXIV_YEAR":
+        from data.arxiv_year import load_arxiv_year as load
+    else:
+        from data.yelpchi import load_yelpchi as load
+    return load(data_dir, source=source)
 
 
 def load_node_data(dataset: str, data_cfg: dict[str, Any]) -> NodeDataset:

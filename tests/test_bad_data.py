@@ -201,7 +201,7 @@ def test_linkx_split_files(train, valid, names, tmp_path, capsys):
 
 def test_squirrel_edges_in_edge_index_layout_are_the_same_graph(tmp_path):
     """A (2, E) array (PyG's edge_index) is read as its columns, not flattened into pairs."""
-    from data.node_datasets import load_squirrel
+    from data.squirrel import load_squirrel
 
     rows = load_squirrel(_squirrel(tmp_path / "rows"))
     cols = load_squirrel(_squirrel(tmp_path / "cols", edges=lambda e: e.T.copy()))
@@ -211,7 +211,7 @@ def test_squirrel_edges_in_edge_index_layout_are_the_same_graph(tmp_path):
 
 
 def test_squirrel_label_outside_classes_is_not_a_wider_model(tmp_path):
-    from data.node_datasets import load_squirrel
+    from data.squirrel import load_squirrel
 
     write_squirrel(tmp_path, classes=3)  # labels 0..2 only: still Squirrel's 5 classes
     assert load_squirrel(tmp_path).num_classes == 5

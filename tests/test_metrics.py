@@ -2,7 +2,7 @@
 
 import torch
 
-from train import metrics as M
+from train import tasks as M
 
 
 def one_hot_scores(pred: list[int], num_classes: int) -> torch.Tensor:

@@ -1,4 +1,4 @@
-"""Tests of data/node_datasets.py on small files written in the real formats.
+"""Tests of the node datasets (data/node_datasets.py and one module per dataset) on small files written in the real formats.
 
 PubMed, YelpChi and Arxiv-year are not available offline, so their loaders are checked on tiny
 fixtures (Planetoid pickles, a YelpChi.mat, a fake ``ogb`` module) against expectations built
@@ -21,23 +21,22 @@ import scipy.io as sio
 import scipy.sparse as sp
 import torch
 
+from data.arxiv_year import even_quantile_labels
 from data.common import DataError
 from data.graph import Graph
+from data.loaders import load_node_dataset
 from data.node_datasets import (
     NODE_DATASETS,
     NODE_SOURCES,
     SPLIT_RATIOS,
     NodeDataset,
-    even_quantile_labels,
-    filtered_squirrel,
     get_split,
-    load_node_dataset,
-    merge_relations,
-    outlink_copies,
     random_split,
     with_edge_direction,
     with_row_normalised_features,
 )
+from data.squirrel import filtered_squirrel, outlink_copies
+from data.yelpchi import merge_relations
 from tests.helpers import fake_pyg_datasets
 
 

@@ -33,7 +33,8 @@ import train.runner as runner
 from scripts import make_tables, sweep
 from tests.data_writers import molecule, write_mnist, write_tiny_zinc, write_zinc
 from train import interrupts
-from train.results import ExperimentRecord, OutputError, check_out_dir, refresh_status
+from train.errors import OutputError
+from train.run_folder import RunFolder, check_out_dir, refresh_status
 from train.tasks import SBM, SUPERPIXELS, ZINC
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -711,9 +712,9 @@ def test_full_disk_is_one_line_naming_the_folder(target, pattern, after, status,
     assert {k: v for k, v in snapshot(out).items() if k in earlier} == earlier
 
 
-def _record(tmp_path: Path) -> ExperimentRecord:
+def _record(tmp_path: Path) -> RunFolder:
     """A record with one finished run, as the runner leaves it while the next one trains."""
-    record = ExperimentRecord(tmp_path, {"model": "GCN", "dataset": "ZINC", "config": {}})
+    record = RunFolder(tmp_path, {"model": "GCN", "dataset": "ZINC", "config": {}})
     record.add_run({"seed": 1, "epochs": 2, "best_epoch": 1, "s_per_epoch": 0.5,
                     "stop_reason": "epochs", "total_time_s": 1.0,
                     "final": {"test": {"mae": 0.5}}})

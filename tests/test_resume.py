@@ -1,4 +1,4 @@
-"""Resuming a run mid-way (``--resume RUN_DIR``, train/resume.py): a run stopped after an epoch
+"""Resuming a run mid-way (``--resume RUN_DIR``, train/run_folder.py): a run stopped after an epoch
 by a real SIGTERM or SIGKILL and then resumed gives the uninterrupted run's per-epoch metrics
 (tensorboard), final metrics and best weights bit for bit (CPU, ``--deterministic``); what cannot
 be continued is refused in one line; a complete run is left alone."""

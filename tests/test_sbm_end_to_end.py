@@ -123,7 +123,7 @@ def test_gpu_requested_without_cuda_falls_back_to_cpu(tmp_path, caplog, monkeypa
 
 
 def test_interrupt_keeps_finished_runs(tmp_path, monkeypatch):
-    real = runner.train_run
+    real = runner.Experiment.train_seed
     calls = []
 
     def flaky(*args, **kwargs):
@@ -132,7 +132,7 @@ def test_interrupt_keeps_finished_runs(tmp_path, monkeypatch):
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(runner, "train_run", flaky)
+    monkeypatch.setattr(runner.Experiment, "train_seed", flaky)
     assert run_main(tmp_path, "--runs", "3", "--epochs", "1") == 130
     (folder,) = run_dirs(tmp_path)
     res = json.loads((folder / "results.json").read_text())

@@ -1,9 +1,11 @@
-"""Checkpoints and run states: the one place that writes and reads them.
+"""Checkpoints and run states: what they hold, and the one place that encodes and reads them.
 
 A checkpoint is a plain dict (``state_dict``, ``config``, ``io`` — see
-:class:`~nets.gnn_net.NetIO` — ``seed``, ``run``, ``epoch``); a run's state (``state.pt``,
-:mod:`train.resume`) is plain values and tensors with a format version and a digest. Both load
-with ``torch.load(weights_only=True)``: no code is unpickled, whichever torch wrote them.
+:class:`~nets.gnn_net.NetIO` — ``seed``, ``run``, ``epoch``); a run's state (``state.pt``, what
+an unfinished seed needs to continue: :class:`Progress`, the modules, the random states) is
+plain values and tensors with a format version and a digest. Both load with
+``torch.load(weights_only=True)``: no code is unpickled, whichever torch wrote them. The run
+folder (:mod:`train.run_folder`) decides where they are written.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import pickle
 import random
 import warnings
 import zlib
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -21,21 +24,22 @@ import numpy as np
 import torch
 from torch import nn
 
+from data.files import write_atomic
 from nets.gnn_net import NetIO
 from nets.registry import build_net
 from train.errors import CheckpointError, first_line
-from train.results import write_atomic
+from train.stopping import EarlyStopping
 
 REQUIRED = ("state_dict", "config", "io")
 
 
-def _save(path: str | os.PathLike, obj: dict[str, Any]) -> None:
-    """``torch.save`` in memory, then one atomic write: a crash or a full disk leaves the
-    previous file in place and fails as a plain ``OSError`` of the file
+def to_bytes(obj: dict[str, Any]) -> bytes:
+    """``torch.save`` in memory: the file is then written in one atomic write, so a crash or a
+    full disk leaves the previous file in place and fails as a plain ``OSError`` of the file
     (:class:`~data.files.WriteError` names the folder), not inside torch's zip writer."""
     buffer = _io.BytesIO()
     torch.save(obj, buffer)
-    write_atomic(path, buffer.getvalue())
+    return buffer.getvalue()
 
 
 def _load(path: str | os.PathLike) -> Any:
@@ -44,12 +48,18 @@ def _load(path: str | os.PathLike) -> Any:
         return torch.load(path, map_location="cpu", weights_only=True)
 
 
+def checkpoint_bytes(model: nn.Module | dict[str, torch.Tensor], cfg: dict[str, Any], io: NetIO,
+                     seed: int, run: int, epoch: int) -> bytes:
+    """A checkpoint of ``model`` (the net, or its ``state_dict``), encoded."""
+    weights = model if isinstance(model, dict) else model.state_dict()
+    return to_bytes({"state_dict": weights, "config": cfg, "io": io.as_dict(), "seed": seed,
+                     "run": run, "epoch": epoch})
+
+
 def save_checkpoint(path: str | os.PathLike, model: nn.Module | dict[str, torch.Tensor],
                     cfg: dict[str, Any], io: NetIO, seed: int, run: int, epoch: int) -> None:
-    """Write a checkpoint of ``model`` (the net, or its ``state_dict``) atomically."""
-    weights = model if isinstance(model, dict) else model.state_dict()
-    _save(path, {"state_dict": weights, "config": cfg, "io": io.as_dict(), "seed": seed,
-                 "run": run, "epoch": epoch})
+    """Write a checkpoint of ``model`` atomically (a full disk: one line naming the folder)."""
+    write_atomic(path, checkpoint_bytes(model, cfg, io, seed, run, epoch))
 
 
 def load_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
@@ -119,10 +129,15 @@ class ResumeError(CheckpointError):
     """A run folder that cannot be continued (another config, other data, a damaged state)."""
 
 
+def state_bytes(state: dict[str, Any]) -> bytes:
+    """A run's state encoded with its format version and a digest: torch checks no checksum on
+    reading, so a flipped byte would otherwise load silently."""
+    return to_bytes({"format": STATE_FORMAT, "digest": state_digest(state), "state": state})
+
+
 def save_state(path: str | os.PathLike, state: dict[str, Any]) -> None:
-    """Write a run's state atomically, with its format version and a digest: torch checks no
-    checksum on reading, so a flipped byte would otherwise load silently."""
-    _save(path, {"format": STATE_FORMAT, "digest": state_digest(state), "state": state})
+    """Write a run's state atomically (:func:`state_bytes`)."""
+    write_atomic(path, state_bytes(state))
 
 
 def load_state(path: str | os.PathLike) -> dict[str, Any]:
@@ -199,3 +214,49 @@ def set_rng_state(state: dict[str, Any], generator: torch.Generator | None = Non
     random.setstate((version, tuple(internal), gauss_next))
     if generator is not None and state["loader"] is not None:
         generator.set_state(state["loader"])
+
+
+@dataclass
+class Progress:
+    """How far one seed's training has got: what the epoch loop carries from epoch to epoch
+    besides the modules (``epoch``: the last one finished, -1 before the first)."""
+
+    epoch: int = -1
+    best_epoch: int = -1
+    best_state: dict[str, torch.Tensor] | None = None
+    epoch_times: list[float] = field(default_factory=list)
+    elapsed_s: float = 0.0
+    stop_reason: str | None = None  # set once the run has decided to stop (early stop, min_lr)
+    scalars: list[dict[str, float]] = field(default_factory=list)  # tensorboard's, per epoch
+
+
+def run_state(index: int, seed: int, cfg: dict[str, Any], fingerprint: dict[str, Any],
+              progress: Progress, model: nn.Module, optimizer: torch.optim.Optimizer,
+              scheduler: Any, stopping: EarlyStopping,
+              generator: torch.Generator | None) -> dict[str, Any]:
+    """The state of seed ``index`` after ``progress.epoch`` (for :func:`state_bytes`), taken
+    after all that epoch draws at random."""
+    return {
+        "run": index, "seed": seed, "config": cfg, "fingerprint": fingerprint, **vars(progress),
+        "model": model.state_dict(), "optimizer": optimizer.state_dict(),
+        "scheduler": scheduler.state_dict() if scheduler is not None else None,
+        "stopping": stopping.state_dict(), "rng": rng_state(generator),
+    }
+
+
+def restore_run(state: dict[str, Any], model: nn.Module, optimizer: torch.optim.Optimizer,
+                scheduler: Any, stopping: EarlyStopping, loop: Any) -> Progress:
+    """Put the saved ``state`` into freshly built modules and ``loop`` (its workers started
+    first, see :meth:`~train.loop.GraphBatches.start_workers`); the random states last."""
+    device = next(model.parameters()).device
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    if scheduler is not None:
+        scheduler.load_state_dict(state["scheduler"])
+    stopping.load_state_dict(state["stopping"])
+    loop.start_workers()
+    set_rng_state(state["rng"], loop.generator)
+    progress = Progress(**{f.name: state[f.name] for f in fields(Progress)})
+    if progress.best_state is not None:
+        progress.best_state = {k: v.to(device) for k, v in progress.best_state.items()}
+    return progress

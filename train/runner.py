@@ -1,8 +1,9 @@
-"""The experiment driver behind every ``main_*.py`` script: config and overrides, the data,
-then ``runs`` seeds with the release's protocol (Adam + ReduceLROnPlateau on the validation
-loss, the best-validation weights kept; other rules: :mod:`train.stopping`). Statuses, exit
-codes, interrupts and ``--resume``: docs/reproducing.md. Whichever way a run ends, its writer,
-progress bar, loader workers and log file are closed.
+"""The experiment behind every ``main_*.py`` script: the command line and config, the device,
+the data, then ``runs`` seeds with the release's protocol (Adam + ReduceLROnPlateau on the
+validation loss, the best-validation weights kept; other rules: :mod:`train.stopping`), each
+seed's files in one run folder (:mod:`train.run_folder`). Statuses, exit codes, interrupts and
+``--resume``: docs/reproducing.md. Whichever way a run ends, its writer, progress bar, loader
+workers and log file are closed.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,38 +29,25 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from data.common import graph_data_fingerprint, node_data_fingerprint
 from data.files import WriteError
 from nets.gnn_net import NetIO
 from nets.registry import build_net, count_parameters, optimizer_groups, uses_self_loops
 from train import compilation, interrupts
-from train.checkpoint import STATE_FILE, save_checkpoint, save_state
-from train.config import (
-    apply_overrides,
-    load_config,
-    option_help,
-    override_keys,
-    validate,
+from train.checkpoint import Progress, checkpoint_bytes, restore_run, run_state, state_bytes
+from train.config import apply_overrides, option_help, override_keys, read_config
+from train.errors import (
+    ArgumentParser,
+    ConfigError,
+    DeviceError,
+    Diverged,
+    TrainingError,
+    first_line,
+    run_tool,
 )
-from train.device import check_device, select_device
-from train.errors import ArgumentParser, ConfigError, Diverged, TrainingError, first_line, run_tool
 from train.interrupts import Interrupted, as_interrupted, check, deferred
 from train.loop import FullGraph, GraphBatches
-from train.results import (
-    ExperimentRecord,
-    check_out_dir,
-    make_run_dir,
-    write_atomic,
-)
-from train.resume import (
-    Progress,
-    ResumePoint,
-    graph_data_fingerprint,
-    node_data_fingerprint,
-    open_run,
-    restore_run,
-    run_config,
-    run_state,
-)
+from train.run_folder import ResumePoint, RunFolder, check_out_dir, open_run, run_config
 from train.stopping import EarlyStopping
 from train.tasks import Task
 
@@ -116,6 +105,40 @@ def deterministic_mode(enabled: bool) -> Iterator[None]:
             os.environ.pop("CUBLAS_WORKSPACE_CONFIG", None)
 
 
+# ----------------------------------------------------------------------------- device
+def select_device(use_gpu: bool, gpu_id: int, from_command_line: bool = False) -> torch.device:
+    """``cuda:<gpu_id>`` when requested and usable, else the CPU (one warning). A GPU id that
+    does not exist is an error from ``--gpu_id``, GPU 0 with a warning from a config file (the
+    authors' ZINC config names GPU 1). No CUDA context is created here: :func:`check_device`."""
+    if not use_gpu:
+        return torch.device("cpu")
+    if not torch.cuda.is_available():
+        log.warning("CUDA requested (gpu.use=true) but no GPU is available: running on CPU")
+        return torch.device("cpu")
+    count = torch.cuda.device_count()
+    if gpu_id >= count:
+        if from_command_line:
+            raise DeviceError(f"--gpu_id {gpu_id}: this machine has {count} visible GPU(s) "
+                              f"(ids 0-{count - 1}; CUDA_VISIBLE_DEVICES may hide others)")
+        log.warning("the config asks for GPU %d but %d is/are visible: using GPU 0", gpu_id,
+                    count)
+        gpu_id = 0
+    return torch.device("cuda", gpu_id)
+
+
+def check_device(device: torch.device) -> None:
+    """Run one small kernel on ``device``: a torch build without kernels for this GPU fails
+    here, in one line, not deep inside training."""
+    if device.type != "cuda":
+        return
+    try:
+        torch.cuda.set_device(device)
+        (torch.ones(2, device=device) * 2).sum().item()
+    except (RuntimeError, AssertionError) as err:
+        raise DeviceError(f"{device} ({torch.cuda.get_device_name(device)}) cannot run this "
+                          f"torch build ({torch.__version__}): {first_line(err)}") from None
+
+
 # ----------------------------------------------------------------------------- command line
 def build_parser(task: Task, description: str) -> argparse.ArgumentParser:
     """``--config`` plus one ``--key VALUE`` per config key, its help from the config schema."""
@@ -136,21 +159,24 @@ def build_parser(task: Task, description: str) -> argparse.ArgumentParser:
     return parser
 
 
+
 def resolve_config(task: Task, args: argparse.Namespace) -> tuple[dict[str, Any], set[str]]:
-    """Config file (or defaults) + command-line overrides, validated; and the keys the command
-    line set."""
+    """The config file (with ``--resume``, restarting or not, the run's own; else the
+    defaults) and the command line's overrides, validated once; and the keys the command line
+    set."""
     if args.config is not None:  # an empty --config is an error, not the defaults
-        cfg = load_config(args.config)
-    elif args.resume and not args.restart:  # the run's own
-        cfg = load_config(run_config(args.resume))
+        raw, origin = read_config(args.config), os.path.expanduser(args.config)
+    elif args.resume:
+        path = run_config(args.resume)
+        raw, origin = read_config(path), str(path)
     else:
-        cfg = validate({"model": "AUTOGCN", "dataset": task.datasets[0],
-                        "out_dir": task.default_out_dir}, origin="defaults")
+        raw, origin = {"model": "AUTOGCN", "dataset": task.datasets[0],
+                       "out_dir": task.default_out_dir}, "defaults"
     overrides = {k[len("override_"):]: v for k, v in vars(args).items()
                  if k.startswith("override_") and v is not None}
     if args.dataset is not None:  # an empty --dataset is an error, not the config's dataset
         overrides["dataset"] = args.dataset
-    cfg = apply_overrides(cfg, overrides)
+    cfg = apply_overrides(raw, overrides, origin)
     if cfg["dataset"] not in task.datasets:
         raise ConfigError(f"unknown dataset {cfg['dataset']!r} for this script; "
                           f"expected one of {', '.join(task.datasets)}")
@@ -228,127 +254,275 @@ def load_data(task: Task, cfg: dict[str, Any], write_data: bool = True):
     return info, io, make_loop
 
 
+
 def run_experiment(task: Task, cfg: dict[str, Any], command: list[str],
                    cli_keys: set[str] | frozenset[str] = frozenset(),
                    resume: str | os.PathLike | None = None) -> int:
-    """Train every seed of ``cfg``; ``cli_keys``: the config keys set on the command line;
-    ``resume``: a run folder to continue (:mod:`train.resume`)."""
+    """Train every seed of ``cfg`` into a new run folder, or continue ``resume``'s
+    (``cli_keys``: the config keys set on the command line)."""
     device = select_device(cfg["gpu"]["use"], cfg["gpu"]["id"],
                            from_command_line="gpu_id" in cli_keys)
     summary_writer_class()  # a missing package stops the run before anything is written
     check_out_dir(cfg["out_dir"])
     data_info, io, make_loop = load_data(task, cfg)  # before CUDA starts: loaders may fork
     with deterministic_mode(cfg["params"]["deterministic"]):  # set before CUDA's first call
-        return _run_loaded(task, cfg, command, cli_keys, device, data_info, io, make_loop,
-                           resume)
-
-
-def _run_loaded(task: Task, cfg: dict[str, Any], command: list[str],
-                cli_keys: set[str] | frozenset[str], device: torch.device,
-                data_info: dict[str, Any], io: NetIO, make_loop: Callable,
-                resume: str | os.PathLike | None = None) -> int:
-    """:func:`run_experiment` once the data is loaded: check the device, make the run folder,
-    train every seed and write the record."""
-    check_device(device)
-    num_params = count_parameters(build_net(cfg["model"], io, cfg["net_params"]))
-    params = cfg["params"]
-    if "seed" in cli_keys:
-        seeds = [params["seed"] + i for i in range(params["runs"])]
-    else:
-        seeds = release_seeds(params["runs"])
-        log.info("seeds: the release's %s (params.seed = %d applies only when --seed is given)",
-                 seeds, params["seed"])
-    point = None
-    if resume is not None:  # refused here, before anything is written
-        # the seeds follow from the command line (--seed or not): without --seed, the run's own
-        point = open_run(resume, cfg, seeds if "seed" in cli_keys else None,
-                         data_info["fingerprint"])
-        if point.complete:
-            log.info("%s is complete: nothing to resume", resume)
-            return 0
-        seeds = point.record["seeds"]
-
-    # From here on a signal waits for a safe point (between batches): the run folder, its
-    # writers and the loader workers exist and must be closed, and the record must say why.
-    with deferred():
-        if point is None:
-            run_dir = make_run_dir(cfg["out_dir"], cfg["model"], cfg["dataset"])
+        check_device(device)
+        params = cfg["params"]
+        if "seed" in cli_keys:
+            seeds = [params["seed"] + i for i in range(params["runs"])]
         else:
-            run_dir = point.run_dir
-        file_log = _RunLog(run_dir / "train.log")
-        file_log.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
-        log.addHandler(file_log)
-        try:
-            log.info("%s on %s: %d parameters, device %s, seeds %s -> %s", cfg["model"],
-                     cfg["dataset"], num_params, device, seeds, run_dir)
+            seeds = release_seeds(params["runs"])
+            log.info("seeds: the release's %s (params.seed = %d applies only when --seed is "
+                     "given)", seeds, params["seed"])
+        point = None
+        if resume is not None:  # refused here, before anything is written
+            # the seeds follow from the command line (--seed or not): without --seed, the run's
+            point = open_run(resume, cfg, seeds if "seed" in cli_keys else None,
+                             data_info["fingerprint"])
+            if point.complete:
+                log.info("%s is complete: nothing to resume", resume)
+                return 0
+            seeds = point.record["seeds"]
+        # From here on a signal waits for a safe point (between batches): the run folder, its
+        # writers and the loader workers exist and must be closed, and the record must say why.
+        with deferred():
             if point is None:
-                write_atomic(run_dir / "config.json", json.dumps(cfg, indent=2))
-                record = ExperimentRecord(run_dir, {
+                folder = RunFolder.create(cfg["out_dir"], {
                     "model": cfg["model"], "dataset": cfg["dataset"], "task": task.name,
-                    "num_params": num_params, "seeds": seeds, "primary_metric": task.primary,
+                    "num_params": None, "seeds": seeds, "primary_metric": task.primary,
                     "higher_is_better": task.higher_is_better, "device": str(device),
                     "versions": _versions(), "command": command, "data": data_info,
-                    "started": time.strftime("%Y-%m-%d %H:%M:%S"), "config": cfg,
-                })
+                    "started": time.strftime("%Y-%m-%d %H:%M:%S"), "config": cfg})
             else:
-                record = ExperimentRecord(run_dir, _resumed_header(point, command, device))
-            _train_runs(task, cfg, io, make_loop, seeds, device, run_dir, record, point)
-            _log_summary(record.data, run_dir)  # a signal now finds the work done: exit 0
-        except KeyboardInterrupt as err:
-            stop = as_interrupted(err)
-            stop.run_dir = run_dir
-            if stop is err:
-                raise
-            raise stop from None
-        finally:
-            log.removeHandler(file_log)
-            file_log.close()
+                folder = RunFolder.reopen(point, command, str(device), _versions())
+            Experiment(task, cfg, io, make_loop, device, seeds, folder).run(point)
     return 0
 
 
-def _train_runs(task: Task, cfg: dict[str, Any], io: NetIO, make_loop, seeds: list[int],
-                device: torch.device, run_dir: Path, record: ExperimentRecord,
-                point: ResumePoint | None = None) -> None:
-    """Train every seed into ``record`` (after those ``point`` finished, continuing its saved
-    state); on any way out the record says how it ended."""
-    done = point.finished_runs if point is not None else 0
-    fingerprint = record.data["data"]["fingerprint"]
-    try:
-        for i, seed in enumerate(seeds[done:], start=done):
-            check()  # between runs: a signal during the last one's final evaluation
-            loop = make_loop(i, seed, device)
+@dataclass
+class Experiment:
+    """One experiment: what it trains (``task``, ``cfg``, the net's sizes ``io``, an epoch loop
+    per seed from ``make_loop(run, seed, device)``), where, with which seeds, and the run folder
+    that keeps it."""
+
+    task: Task
+    cfg: dict[str, Any]
+    io: NetIO
+    make_loop: Callable[[int, int, torch.device], Any]
+    device: torch.device
+    seeds: list[int]
+    folder: RunFolder
+
+    def run(self, point: ResumePoint | None = None) -> None:
+        """Train every seed (after those ``point`` finished, continuing its saved state); on
+        any way out the record says how it ended, and an interrupt names the run folder."""
+        with _run_log(self.folder.path / "train.log"):
+            log.info("%s on %s: device %s, seeds %s -> %s", self.cfg["model"],
+                     self.cfg["dataset"], self.device, self.seeds, self.folder.path)
             try:
-                run = train_run(task, cfg, io, loop, seed, i, device, run_dir,
-                                heartbeat=record.heartbeat, fingerprint=fingerprint,
-                                state=point.state if point is not None and i == done else None)
-            finally:
-                loop.close()
-            record.add_run(run)
-    except BaseException as err:
-        if isinstance(err, KeyboardInterrupt):
-            status, error = "interrupted", as_interrupted(err).word
-        else:
-            status = "diverged" if isinstance(err, Diverged) else "failed"
-            error = str(err) if isinstance(err, (TrainingError, WriteError)) else repr(err)
+                self._train_seeds(point)
+            except KeyboardInterrupt as err:
+                stop = as_interrupted(err)
+                stop.run_dir = self.folder.path
+                if stop is err:
+                    raise
+                raise stop from None
+            _log_summary(self.folder.data, self.folder.path)  # a signal now: exit 0
+
+    def _train_seeds(self, point: ResumePoint | None) -> None:
+        done = point.finished_runs if point is not None else 0
         try:
-            record.finish(status, error=error)
-        except OSError:
-            pass  # a full disk: results.json keeps its last whole version
-        raise
-    record.finish("complete")
-    (run_dir / STATE_FILE).unlink(missing_ok=True)  # nothing is left to continue
+            for i, seed in enumerate(self.seeds[done:], start=done):
+                check()  # between runs: a signal during the last one's final evaluation
+                loop = self.make_loop(i, seed, self.device)
+                try:
+                    state = point.state if point is not None and i == done else None
+                    run = self.train_seed(i, seed, loop, state)
+                finally:
+                    loop.close()
+                self.folder.add_run(run)
+        except BaseException as err:
+            if isinstance(err, KeyboardInterrupt):
+                status, error = "interrupted", as_interrupted(err).word
+            else:
+                status = "diverged" if isinstance(err, Diverged) else "failed"
+                error = str(err) if isinstance(err, (TrainingError, WriteError)) else repr(err)
+            try:
+                self.folder.finish(status, error=error)
+            except OSError:
+                pass  # a full disk: results.json keeps its last whole version
+            raise
+        self.folder.finish("complete")
+
+    def train_seed(self, index: int, seed: int, loop, state: dict[str, Any] | None = None
+                   ) -> dict[str, Any]:
+        """Train one seed; returns its record (final metrics with the best-validation weights).
+        After every epoch the run folder keeps the best weights, the state and a heartbeat.
+        ``state``: a saved state to continue."""
+        run = self._start_seed(index, seed, loop, state)
+        epochs = self.cfg["params"]["epochs"]
+        bar = tqdm(range(run.progress.epoch + 1, epochs if run.progress.stop_reason is None
+                         else 0), desc=f"run {index} seed {seed}", disable=None,
+                   dynamic_ncols=True, initial=run.progress.epoch + 1, total=epochs)
+        try:
+            for epoch in bar:
+                check()
+                if run.epoch(epoch, bar):
+                    break
+        finally:  # every way out, an interrupt included: nothing is left writing or waiting
+            bar.close()
+            _close_writer(run.writer)
+        return run.result(state)
+
+    def _start_seed(self, index: int, seed: int, loop, state: dict[str, Any] | None) -> _Seed:
+        params = self.cfg["params"]
+        set_seed(seed)
+        model = build_net(self.cfg["model"], self.io, self.cfg["net_params"]).to(self.device)
+        if self.folder.data.get("num_params") is None:
+            self.folder.data["num_params"] = count_parameters(model)
+            log.info("%d parameters", self.folder.data["num_params"])
+        compiled, why = compilation.prepare(model, self.cfg["model"], params["compile"],
+                                            self.device, params["epochs"] * loop.steps_per_epoch,
+                                            params["deterministic"])
+        if index == 0 or state is not None:
+            log.info("compile: %s", why)
+        optimizer = torch.optim.Adam(optimizer_groups(model, params, self.cfg["net_params"]),
+                                     lr=params["init_lr"], weight_decay=params["weight_decay"])
+        schedule = params["scheduler"] or ("none" if self.task.level == "single_graph"
+                                           else "plateau")
+        scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
+            optimizer, mode="min", factor=params["lr_reduce_factor"],
+            patience=params["lr_schedule_patience"]) if schedule == "plateau" else None
+        if self.device.type == "cuda":
+            torch.cuda.reset_peak_memory_stats(self.device)
+        run = _Seed(self, index, seed, loop, model, optimizer, scheduler,
+                    EarlyStopping(params["early_stop"], params["early_stop_patience"],
+                                  self.task.is_better),
+                    compilation.WarmUp(compiled and (index == 0 or state is not None)))
+        resumed = {}
+        if state is not None:
+            run.progress = restore_run(state, model, optimizer, scheduler, run.stopping, loop)
+            if run.progress.best_state is not None:  # the file may hold a later epoch's
+                self.folder.keep_best(run.checkpoint, run.best_bytes(run.progress.best_state))
+            # The stopped process's last scalars may not have reached its event file (the
+            # writer is asynchronous): a new file replaces them all (tensorboard drops what
+            # earlier files logged from the purge step on) with those the state kept.
+            resumed = {"purge_step": 0, "filename_suffix": f".resumed{run.progress.epoch + 1}"}
+            log.info("run %d seed %d: resumed after epoch %d", index, seed, run.progress.epoch)
+        run.writer = summary_writer_class()(
+            str(self.folder.path / "logs" / f"run{index}_seed{seed}"), **resumed)
+        for epoch, scalars in enumerate(run.progress.scalars):
+            for tag, value in scalars.items():
+                run.writer.add_scalar(tag, value, epoch)
+        run.start = time.perf_counter() - run.progress.elapsed_s
+        return run
 
 
-def _resumed_header(point: ResumePoint, command: list[str], device: torch.device) -> dict:
-    """The record of a run folder being continued: its finished runs kept, and a ``resumed``
-    entry saying from where and with which command."""
-    data = {k: v for k, v in point.record.items() if k not in ("finished", "error")}
-    data.update(device=str(device), versions=_versions())
-    data["resumed"] = [*data.get("resumed", []), {
-        "at": time.strftime("%Y-%m-%d %H:%M:%S"), "runs_finished": point.finished_runs,
-        "after_epoch": point.state["epoch"] if point.state is not None else None,
-        "command": command}]
-    return data
+@dataclass
+class _Seed:
+    """One seed in training: its modules, how far it has got, and its epoch."""
+
+    exp: Experiment
+    index: int
+    seed: int
+    loop: Any
+    model: torch.nn.Module
+    optimizer: torch.optim.Optimizer
+    scheduler: Any
+    stopping: EarlyStopping
+    warm_up: compilation.WarmUp
+    progress: Progress = field(default_factory=Progress)
+    writer: Any = None
+    start: float = 0.0
+
+    @property
+    def checkpoint(self) -> Path:
+        return self.exp.folder.checkpoint_path(self.index, self.seed)
+
+    def best_bytes(self, weights: dict[str, torch.Tensor]) -> bytes:
+        return checkpoint_bytes(weights, self.exp.cfg, self.exp.io, self.seed, self.index,
+                                self.progress.best_epoch)
+
+    def epoch(self, epoch: int, bar) -> bool:
+        """Train and evaluate ``epoch``, keep what it leaves; whether the seed stops here."""
+        task, params, progress = self.exp.task, self.exp.cfg["params"], self.progress
+        t0 = time.perf_counter()
+        train_loss, train_metrics = _train_epoch(self.loop, self.model, self.optimizer)
+        evaluated = self.loop.evaluate_splits(self.model, ["val", "test"])
+        val, test = evaluated["val"], evaluated["test"]
+        progress.epoch_times.append(time.perf_counter() - t0)
+        self.warm_up.epoch_done(progress.epoch_times[-1])
+        for split, loss in (("training", train_loss), ("validation", val and val[0])):
+            if loss is not None and not math.isfinite(loss):
+                raise Diverged(f"run {self.index} (seed {self.seed}) diverged: the {split} loss "
+                               f"became {loss} at epoch {epoch}; try a lower --init_lr (the "
+                               f"best checkpoint so far is kept: {self.checkpoint})")
+        lr = self.optimizer.param_groups[0]["lr"]
+        if self.scheduler is not None:
+            self.scheduler.step(val[0] if val else train_loss)
+        scalars = {"learning_rate": lr}
+        for split, result in (("train", (train_loss, train_metrics)), ("val", val),
+                              ("test", test)):
+            if result is not None:
+                scalars[f"{split}/_loss"] = result[0]
+                scalars.update({f"{split}/_{k}": v for k, v in result[1].items()})
+        for tag, value in scalars.items():
+            self.writer.add_scalar(tag, value, epoch)
+        progress.scalars.append(scalars)
+        keep, stop_early = self.stopping.update(val and val[0], val and val[1][task.primary])
+        best = None
+        if keep:
+            progress.best_epoch = epoch
+            progress.best_state = copy.deepcopy(self.model.state_dict())
+            best = (self.checkpoint, self.best_bytes(self.model.state_dict()))
+        desc = {"loss": f"{train_loss:.4f}", "lr": f"{lr:.1e}"}
+        if val:
+            desc[f"val_{task.primary}"] = f"{val[1][task.primary]:.4f}"
+        bar.set_postfix(desc)
+        if epoch % params["print_epoch_interval"] == 0:
+            _log_epoch(epoch, (train_loss, train_metrics), val, test, lr, progress.epoch_times[-1])
+        progress.epoch, progress.elapsed_s = epoch, time.perf_counter() - self.start
+        progress.stop_reason = _stop_reason(params, stop_early, self.optimizer, progress)
+        state = run_state(self.index, self.seed, self.exp.cfg, self.exp.folder.data["data"].get(
+            "fingerprint"), progress, self.model, self.optimizer, self.scheduler, self.stopping,
+            self.loop.generator)
+        self.exp.folder.end_epoch(state_bytes(state), best, last=progress.stop_reason is not None)
+        _pause_for_tests(self.index, epoch)
+        return progress.stop_reason is not None
+
+    def result(self, state: dict[str, Any] | None) -> dict[str, Any]:
+        """The seed's record, evaluated with its best weights."""
+        self.model.load_state_dict(self.progress.best_state)
+        final = {split: result[1] if result else None for split, result in
+                 self.loop.evaluate_splits(self.model, ["train", "val", "test"]).items()}
+        run = {
+            "seed": self.seed, "epochs": len(self.progress.epoch_times),
+            "best_epoch": self.progress.best_epoch,
+            "stop_reason": self.progress.stop_reason or "epochs",
+            "s_per_epoch": float(np.mean(self.progress.epoch_times)),
+            "total_time_s": time.perf_counter() - self.start, "final": final,
+            "peak_memory_mb": _peak_memory_mb(self.exp.device),
+            "checkpoint": str(self.checkpoint.name),
+            "compiled": compilation.is_compiled(self.model),
+            "compile_warmup_s": self.warm_up.seconds,
+        }
+        if state is not None:
+            run["resumed_after_epoch"] = state["epoch"]
+        log.info("run %d seed %d done: %s", self.index, self.seed, json.dumps(final))
+        return run
+
+
+@contextmanager
+def _run_log(path: Path) -> Iterator[None]:
+    """The run's ``train.log`` beside the console while the block runs."""
+    handler = _RunLog(path)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+    log.addHandler(handler)
+    try:
+        yield
+    finally:
+        log.removeHandler(handler)
+        handler.close()
 
 
 class _RunLog(logging.FileHandler):
@@ -363,129 +537,6 @@ class _RunLog(logging.FileHandler):
             super().close()
         except OSError:
             pass
-
-
-def train_run(task: Task, cfg: dict[str, Any], io: NetIO, loop, seed: int, index: int,
-              device: torch.device, run_dir: Path,
-              heartbeat: Callable[[], None] | None = None, fingerprint: Any = None,
-              state: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Train one seed; returns its record (final metrics with the best-validation weights).
-
-    After every epoch: the run's state is saved (:data:`STATE_FILE`, with the data's
-    ``fingerprint``), then ``heartbeat`` is called. ``state``: a saved state to continue."""
-    params = cfg["params"]
-    set_seed(seed)
-    model = build_net(cfg["model"], io, cfg["net_params"]).to(device)
-    compiled, why = compilation.prepare(model, cfg["model"], params["compile"], device,
-                                        params["epochs"] * loop.steps_per_epoch,
-                                        params["deterministic"])
-    if index == 0 or state is not None:
-        log.info("compile: %s", why)
-    warm_up = compilation.WarmUp(compiled and (index == 0 or state is not None))
-    optimizer = torch.optim.Adam(optimizer_groups(model, params, cfg["net_params"]),
-                                 lr=params["init_lr"],
-                                 weight_decay=params["weight_decay"])
-    schedule = params["scheduler"] or ("none" if task.level == "single_graph" else "plateau")
-    scheduler = None
-    if schedule == "plateau":
-        scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
-            optimizer, mode="min", factor=params["lr_reduce_factor"],
-            patience=params["lr_schedule_patience"])
-    ckpt_path = run_dir / "checkpoints" / f"run{index}_seed{seed}_best.pt"
-    if device.type == "cuda":
-        torch.cuda.reset_peak_memory_stats(device)
-
-    stopping = EarlyStopping(params["early_stop"], params["early_stop_patience"],
-                             task.is_better)
-    progress = Progress()
-    resumed = {}
-    if state is not None:
-        progress = restore_run(state, model, optimizer, scheduler, stopping, loop)
-        if progress.best_state is not None:  # the file may hold a later, unsaved epoch's
-            save_checkpoint(ckpt_path, progress.best_state, cfg, io, seed, index,
-                            progress.best_epoch)
-        # The stopped process's last scalars may not have reached its event file (the writer
-        # is asynchronous): a new file replaces them all (tensorboard drops what earlier files
-        # logged from the purge step on) with those the state kept.
-        resumed = {"purge_step": 0, "filename_suffix": f".resumed{progress.epoch + 1}"}
-        log.info("run %d seed %d: resumed after epoch %d", index, seed, progress.epoch)
-    writer = summary_writer_class()(str(run_dir / "logs" / f"run{index}_seed{seed}"),
-                                    **resumed)
-    for epoch, scalars in enumerate(progress.scalars):
-        for tag, value in scalars.items():
-            writer.add_scalar(tag, value, epoch)
-    start = time.perf_counter() - progress.elapsed_s
-    epochs = range(progress.epoch + 1, params["epochs"] if progress.stop_reason is None else 0)
-    bar = tqdm(epochs, desc=f"run {index} seed {seed}", disable=None, dynamic_ncols=True,
-               initial=progress.epoch + 1, total=params["epochs"])
-    try:
-        for epoch in bar:
-            check()
-            t0 = time.perf_counter()
-            train_loss, train_metrics = _train_epoch(loop, model, optimizer)
-            evaluated = loop.evaluate_splits(model, ["val", "test"])
-            val, test = evaluated["val"], evaluated["test"]
-            progress.epoch_times.append(time.perf_counter() - t0)
-            warm_up.epoch_done(progress.epoch_times[-1])
-            for split, loss in (("training", train_loss), ("validation", val and val[0])):
-                if loss is not None and not math.isfinite(loss):
-                    raise Diverged(f"run {index} (seed {seed}) diverged: the {split} loss "
-                                   f"became {loss} at epoch {epoch}; try a lower --init_lr "
-                                   f"(the best checkpoint so far is kept: {ckpt_path})")
-            lr = optimizer.param_groups[0]["lr"]
-            if scheduler is not None:
-                scheduler.step(val[0] if val else train_loss)
-
-            scalars = {"learning_rate": lr}
-            for split, result in (("train", (train_loss, train_metrics)), ("val", val),
-                                  ("test", test)):
-                if result is not None:
-                    scalars[f"{split}/_loss"] = result[0]
-                    scalars.update({f"{split}/_{k}": v for k, v in result[1].items()})
-            for tag, value in scalars.items():
-                writer.add_scalar(tag, value, epoch)
-            progress.scalars.append(scalars)
-            keep, stop_early = stopping.update(val and val[0], val and val[1][task.primary])
-            if keep:
-                progress.best_epoch = epoch
-                progress.best_state = copy.deepcopy(model.state_dict())
-                save_checkpoint(ckpt_path, model, cfg, io, seed, index, epoch)
-            desc = {"loss": f"{train_loss:.4f}", "lr": f"{lr:.1e}"}
-            if val:
-                desc[f"val_{task.primary}"] = f"{val[1][task.primary]:.4f}"
-            bar.set_postfix(desc)
-            if epoch % params["print_epoch_interval"] == 0:
-                _log_epoch(epoch, (train_loss, train_metrics), val, test, lr,
-                           progress.epoch_times[-1])
-            progress.epoch, progress.elapsed_s = epoch, time.perf_counter() - start
-            progress.stop_reason = _stop_reason(params, stop_early, optimizer, progress)
-            save_state(run_dir / STATE_FILE, run_state(
-                index, seed, cfg, fingerprint, progress, model, optimizer, scheduler, stopping,
-                loop.generator))
-            _pause_for_tests(index, epoch)
-            if progress.stop_reason is not None:
-                break
-            if heartbeat is not None:
-                heartbeat()
-    finally:  # every way out, an interrupt included: nothing is left writing or waiting
-        bar.close()
-        _close_writer(writer)
-
-    model.load_state_dict(progress.best_state)
-    final = {split: result[1] if result else None
-             for split, result in loop.evaluate_splits(model, ["train", "val", "test"]).items()}
-    run = {
-        "seed": seed, "epochs": len(progress.epoch_times), "best_epoch": progress.best_epoch,
-        "stop_reason": progress.stop_reason or "epochs",
-        "s_per_epoch": float(np.mean(progress.epoch_times)),
-        "total_time_s": time.perf_counter() - start, "final": final,
-        "peak_memory_mb": _peak_memory_mb(device), "checkpoint": str(ckpt_path.name),
-        "compiled": compilation.is_compiled(model), "compile_warmup_s": warm_up.seconds,
-    }
-    if state is not None:
-        run["resumed_after_epoch"] = state["epoch"]
-    log.info("run %d seed %d done: %s", index, seed, json.dumps(final))
-    return run
 
 
 def _stop_reason(params: dict[str, Any], stop_early: bool, optimizer: torch.optim.Optimizer,
