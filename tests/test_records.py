@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -18,10 +19,13 @@ import torch
 
 from nets.gnn_net import NetIO
 from nets.registry import build_net, count_parameters
-from scripts import records as rec
-from scripts import reproduction_report as report
+from scripts.report import figures
+from scripts.report import records as rec
+from scripts.report import reproduction as report
+from scripts.report.__main__ import main
 from train.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from train.config import load_config
+from train.results import summarise
 
 ROOT = Path(__file__).resolve().parent.parent
 SEEDS = [4565, 7432, 9823, 2113, 5812]  # the release's seeds (train/runner.py: release_seeds)
@@ -62,7 +66,7 @@ def fake_cell(out_root: Path, table: str, model: str, dataset: str, io: NetIO,
             "command": [script, "--config", config, "--runs", str(len(values)), "--out_dir",
                         str(out_root / table / cell), "--data_dir", str(out_root / "data"),
                         "--use_gpu", "False"],
-            "runs": runs, "summary": {}}
+            "runs": runs, "summary": summarise(runs)}
     (folder / "results.json").write_text(json.dumps(data))
     return folder
 
@@ -77,7 +81,7 @@ def collect(out_root: Path, into: Path, tables=("node",), **kw) -> list[str]:
 # ------------------------------------------------------------------------------- records
 def test_a_complete_cell_becomes_a_record_with_its_config_s_parameter_count(tmp_path):
     fake_cell(tmp_path / "out", "node", "GCN", "PUBMED", PUBMED, [0.86, 0.87, 0.865, 0.86, 0.87])
-    lines = collect(tmp_path / "out", tmp_path / "results", commit="abc", machine="CPU: test")
+    lines = collect(tmp_path / "out", tmp_path / "results", commit="abc1234", machine="CPU: test")
     assert lines == ["node/GCN_PUBMED: written (5/5 seeds)"]
     record = json.loads((tmp_path / "results" / "node" / "GCN_PUBMED.json").read_text())
     # GCN on PubMed builds the paper's #Param exactly (tests/test_param_counts.py)
@@ -86,7 +90,7 @@ def test_a_complete_cell_becomes_a_record_with_its_config_s_parameter_count(tmp_
     assert [r["final"]["test"]["acc"] for r in record["runs"]] == [0.86, 0.87, 0.865, 0.86, 0.87]
     assert record["command"].endswith("--out_dir OUT --data_dir DIR --use_gpu False")
     assert record["command"].startswith("python main_node_classification.py --config configs/")
-    assert (record["commit"], record["machine"]) == ("abc", "CPU: test")
+    assert (record["commit"], record["machine"]) == ("abc1234", "CPU: test")
     text = json.dumps(record)
     assert str(tmp_path) not in text and "somehost" not in text and '"pid"' not in text
 
@@ -94,16 +98,16 @@ def test_a_complete_cell_becomes_a_record_with_its_config_s_parameter_count(tmp_
 def test_collecting_again_changes_nothing_and_never_drops_seeds(tmp_path):
     out, into = tmp_path / "out", tmp_path / "results"
     fake_cell(out, "node", "GCN", "PUBMED", PUBMED, [0.86] * 5)
-    collect(out, into, commit="abc")
+    collect(out, into, commit="abc1234")
     path = into / "node" / "GCN_PUBMED.json"
     before = path.read_bytes()
-    assert collect(out, into, commit="abc") == ["node/GCN_PUBMED: unchanged (5/5 seeds)"]
+    assert collect(out, into, commit="abc1234") == ["node/GCN_PUBMED: unchanged (5/5 seeds)"]
     # a newer, complete result with fewer seeds is the one the tables would pick
     fake_cell(out, "node", "GCN", "PUBMED", PUBMED, [0.5, 0.5], stamp="20270101-000000")
-    lines = collect(out, into, commit="abc", runs=2)
+    lines = collect(out, into, commit="abc1234", runs=2)
     assert lines[0].startswith("node/GCN_PUBMED: kept: the record has 5 seeds")
     assert path.read_bytes() == before
-    assert collect(out, into, commit="abc", runs=2, replace=True) == [
+    assert collect(out, into, commit="abc1234", runs=2, replace=True) == [
         "node/GCN_PUBMED: updated (2/2 seeds)"]
     assert json.loads(path.read_text())["seeds"] == SEEDS[:2]
 
@@ -118,7 +122,7 @@ def test_unfinished_cells_are_reported_not_recorded(tmp_path):
 
 def _good_record(tmp_path: Path) -> tuple[Path, dict]:
     fake_cell(tmp_path / "out", "node", "GCN", "PUBMED", PUBMED, [0.86] * 5)
-    collect(tmp_path / "out", tmp_path / "results", commit="abc")
+    collect(tmp_path / "out", tmp_path / "results", commit="abc1234")
     path = tmp_path / "results" / "node" / "GCN_PUBMED.json"
     return path, json.loads(path.read_text())
 
@@ -130,6 +134,22 @@ def _good_record(tmp_path: Path) -> tuple[Path, dict]:
     (lambda r: r.update(command=r["command"].replace("_GCN_", "_SGC_")),
      "its command's config is SGC on PUBMED, not GCN_PUBMED"),
     (lambda r: r.update(machine="CPU in /home/someone"), None),
+    (lambda r: r["runs"][1]["final"]["test"].update(acc=float("nan")),
+     "seed 7432: test acc is nan, not a finite number"),
+    (lambda r: r["runs"][3].update(s_per_epoch=float("inf")),
+     "seed 2113: s_per_epoch is inf, not a finite number"),
+    (lambda r: r["runs"][0]["final"]["val"].update(acc=None),
+     "seed 4565: val acc is None, not a finite number"),
+    (lambda r: r.update(commit="unknown"), "commit 'unknown' is not a commit id"),
+    (lambda r: r.update(machine="CPU: Xeon on node17.example.org"),
+     "machine names a host or a path (node17.example.org)"),
+    (lambda r: r.update(machine="CPU: Xeon (login1:/scratch/me)"),
+     "machine names a host or a path (login1:/)"),
+    (lambda r: r.update(machine="GPU: A100 via me@gpuhost"),
+     "machine names a host or a path (me@gpuhost)"),
+    (lambda r: r.update(machine=f"CPU: Xeon on {socket.gethostname().split('.')[0]}"),
+     "machine names a host or a path"),
+    (lambda r: r.update(machine="gpu-node-3"), "machine 'gpu-node-3': expected 'CPU: "),
 ])
 def test_a_wrong_record_is_refused_with_one_line_naming_the_file(tmp_path, capsys, tamper, why):
     path, record = _good_record(tmp_path)
@@ -140,8 +160,95 @@ def test_a_wrong_record_is_refused_with_one_line_naming_the_file(tmp_path, capsy
     message = str(err.value)
     assert "\n" not in message and message.startswith(str(path))
     assert (why or "holds a machine path") in message
-    assert rec._run(["check", "--into", str(tmp_path / "results")]) == 1
+    assert main(["check", "--into", str(tmp_path / "results")]) == 1
     assert capsys.readouterr().err == f"error: {message}\n"
+
+
+QUARTERS = [0.625, 0.75, 0.875, 0.5, 0.75]  # sums exact in binary: mean 3.5 / 5
+
+
+def test_a_summary_its_runs_do_not_give_is_refused_at_collect_and_at_check(tmp_path, capsys):
+    """The summary is recomputed from the runs (here by hand: sum / n) wherever it is read."""
+    out, into = tmp_path / "out", tmp_path / "results"
+    folder = fake_cell(out, "node", "GCN", "PUBMED", PUBMED, QUARTERS)
+    ours = sum(QUARTERS) / len(QUARTERS)
+    data = json.loads((folder / "results.json").read_text())
+    good = json.loads(json.dumps(data))
+    data["summary"]["test"]["acc"]["mean"] = 0.333  # edited by hand
+    (folder / "results.json").write_text(json.dumps(data))
+    why = f"summary test acc mean is 0.333, but its runs give {ours!r}"
+    assert rec.collect_records(out, ["node"], into, commit="abc1234", log=print) == 1
+    assert capsys.readouterr().err == f"error: {folder / 'results.json'}: refused: {why}\n"
+    assert not into.exists()
+    (folder / "results.json").write_text(json.dumps(good))
+    collect(out, into, commit="abc1234")
+    path = into / "node" / "GCN_PUBMED.json"
+    record = json.loads(path.read_text())
+    assert record["summary"]["test"]["acc"]["mean"] == ours
+    record["summary"]["test"]["acc"]["mean"] = 0.333
+    path.write_text(json.dumps(record))
+    assert main(["check", "--into", str(into)]) == 1
+    assert capsys.readouterr().err == f"error: {path}: {why}\n"
+    record["summary"]["test"]["acc"]["mean"] = ours
+    record["summary"]["val"].pop("acc")
+    path.write_text(json.dumps(record))
+    assert main(["check", "--into", str(into)]) == 1
+    assert f"summary val acc mean is None, but its runs give {ours!r}" in capsys.readouterr().err
+
+
+def test_a_non_finite_metric_is_refused_at_collect_naming_its_seed(tmp_path, capsys):
+    out, into = tmp_path / "out", tmp_path / "results"
+    folder = fake_cell(out, "node", "GCN", "PUBMED", PUBMED, [0.86, 0.87, float("nan"), 0.86,
+                                                              0.87])
+    assert rec.collect_records(out, ["node"], into, commit="abc1234", log=print) == 1
+    assert capsys.readouterr().err == (f"error: {folder / 'results.json'}: refused: seed 9823: "
+                                       "train acc is nan, not a finite number\n")
+    assert not into.exists()
+
+
+def git(folder: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(folder), "-c", "user.name=t", "-c", "user.email=t@t",
+                           *args], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_the_project_s_own_commit_is_recorded_not_that_of_the_results_repository(tmp_path):
+    """Results collected from inside another git repository: the record states the commit of
+    the project's checkout, the code that ran."""
+    project = git(ROOT, "rev-parse", "HEAD")
+    git(tmp_path, "init", "-q")
+    (tmp_path / "notes.txt").write_text("another project")
+    git(tmp_path, "add", "notes.txt")
+    git(tmp_path, "commit", "-q", "-m", "another project")
+    other = git(tmp_path, "rev-parse", "HEAD")
+    fake_cell(tmp_path / "out", "node", "GCN", "PUBMED", PUBMED, [0.86] * 5)
+    collect(tmp_path / "out", tmp_path / "results", machine="CPU: test")
+    record = json.loads((tmp_path / "results" / "node" / "GCN_PUBMED.json").read_text())
+    assert record["commit"].removesuffix("+dirty") == project != other
+
+
+def test_without_the_project_s_commit_nothing_is_collected(tmp_path, capsys, monkeypatch):
+    out, into = tmp_path / "out", tmp_path / "results"
+    fake_cell(out, "node", "GCN", "PUBMED", PUBMED, [0.86] * 5)
+    outer = tmp_path / "outer"
+    (outer / "project").mkdir(parents=True)
+    git(outer, "init", "-q")
+    argv = ["collect", "--results", str(out), "--into", str(into), "--tables", "node"]
+    # an unpacked copy, alone or inside another repository: no commit of its own
+    for folder in (outer / "project", tmp_path / "unpacked"):
+        folder.mkdir(exist_ok=True)
+        monkeypatch.setattr(rec, "PROJECT", folder)
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "cannot tell the project's commit" in err[0] \
+            and "--commit" in err[0]
+        assert not into.exists()
+    assert main([*argv, "--commit", "HEAD~1"]) == 2
+    assert "--commit 'HEAD~1': expected a commit id" in capsys.readouterr().err
+    assert main([*argv, "--commit", "abc1234", "--machine", "CPU: x on node9.example.org"]) == 2
+    assert "--machine names a host or a path" in capsys.readouterr().err
+    assert not into.exists()
+    assert main([*argv, "--commit", "abc1234", "--machine", "CPU: test"]) == 0
+    assert json.loads((into / "node" / "GCN_PUBMED.json").read_text())["commit"] == "abc1234"
 
 
 def test_another_cell_s_record_under_this_cell_s_name_is_refused(tmp_path):
@@ -275,19 +382,46 @@ def test_the_report_command_rewrites_only_its_section_and_the_figure(tmp_path):
     doc.write_text(f"# Results\n\nbefore\n\n{report.BEGIN}\nold\n{report.END}\n\nafter\n")
     figure = tmp_path / "fig" / "reproduction.png"
     args = ["--records", str(into), "--doc", str(doc), "--figure", str(figure)]
-    assert report.main([*args, "--check"]) == 1
-    assert report.main(args) == 0
+    assert main(["render", *args, "--check"]) == 1
+    assert main(["check", *args]) == 1
+    assert main(["render", *args]) == 0
     section, data = report.build(into)
     assert doc.read_text() == f"# Results\n\nbefore\n\n{section}\nafter\n"
-    assert report.figure_text(figure) == data
-    assert report.main([*args, "--check"]) == 0
+    assert figures.figure_text(figure) == data
+    assert main(["render", *args, "--check"]) == 0
+    assert main(["check", *args]) == 0
 
 
 def test_the_committed_report_and_figure_are_those_of_the_committed_records():
     section, data = report.build(ROOT / "results")
     text = report.DOC.read_text()
     assert report.replace_section(text, section, report.DOC) == text, \
-        "docs/results.md: run python -m scripts.reproduction_report"
-    assert report.figure_text(report.FIGURE) == data, \
-        "docs/figures/reproduction.png: run python -m scripts.reproduction_report"
+        "docs/results.md: run python -m scripts.report render"
+    assert figures.figure_text(report.FIGURE) == data, \
+        "docs/figures/reproduction.png: run python -m scripts.report render"
 
+
+
+# ------------------------------------------------------------------------------- the command
+@pytest.mark.parametrize("old, new", [("make_tables", "tables"), ("records", "collect|check"),
+                                      ("reproduction_report", "render"), ("plot_depth", "depth")])
+def test_an_old_results_command_says_in_one_line_what_replaces_it(old, new):
+    for how in (["-m", f"scripts.{old}", "--help"], [str(ROOT / "scripts" / f"{old}.py")]):
+        done = subprocess.run([sys.executable, *how], cwd=ROOT, capture_output=True, text=True,
+                              timeout=60)
+        assert (done.returncode, done.stdout) == (2, "")
+        assert done.stderr.startswith(f"error: scripts.{old} is now: python -m scripts.report "
+                                      f"{new} (the same options")
+        assert len(done.stderr.splitlines()) == 1
+
+
+def test_the_report_command_guards_the_committed_numbers(capsys):
+    """``python -m scripts.report check`` as a user runs it: every committed record follows from
+    its runs and config, and docs/results.md and its figure are what the records give."""
+    done = subprocess.run([sys.executable, "-m", "scripts.report", "check"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    n = len(list((ROOT / "results").glob("*/*.json")))
+    assert done.stdout == f"{n} records, each consistent with its runs and its config\n"
+    assert main(["check", "--", "--epochs", "2"]) == 2
+    assert "after -- are for the tables subcommand" in capsys.readouterr().err

@@ -30,7 +30,8 @@ import torch
 
 import evaluate_checkpoint
 import train.runner as runner
-from scripts import make_tables, sweep
+from scripts import sweep
+from scripts.report.cells import cell_result
 from tests.data_writers import molecule, write_mnist, write_tiny_zinc, write_zinc
 from train import interrupts
 from train.errors import OutputError
@@ -397,7 +398,7 @@ def test_signal_during_tensorboard_logging_stops_within_seconds(sig, status, cod
     data = json.loads(path.read_text())
     if sig == signal.SIGKILL:
         assert data["status"] == "running"  # nobody could record it...
-        data = refresh_status(path, data)  # ...until somebody looks: the sweep, make_tables
+        data = refresh_status(path, data)  # ...until somebody looks: the sweep, the tables
         assert json.loads(path.read_text())["status"] == "killed"
     else:
         last = (tmp_path / "stderr.txt").read_text().strip().splitlines()[-1]
@@ -791,7 +792,7 @@ def test_sweep_and_tables_mark_dead_running_cells(tmp_path, spawn):
     res = {"status": "running", "pid": dead.pid, "host": os.uname().nodename, "runs": []}
     (folder / "results.json").write_text(json.dumps(res))
     assert sweep.cell_state(folder.parent, 5)[0] == "killed"
-    assert make_tables.cell_result(cell, folder.parent, "mae", 5).state == "killed"
+    assert cell_result(cell, folder.parent, "mae", 5).state == "killed"
 
 
 @pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])

@@ -14,7 +14,11 @@ import pytest
 
 from nets.gnn_net import NetIO
 from nets.registry import build_net, count_parameters
-from scripts import make_tables, sweep
+from scripts import sweep
+from scripts.report.__main__ import main as report
+from scripts.report.cells import load_published
+from scripts.report.figures import depth_results, plot_depth
+from scripts.report.tables import make_tables
 from tests.helpers import run_in_own_group
 from train.config import apply_overrides, load_config
 
@@ -320,7 +324,7 @@ def test_make_tables_layout_values_marks_and_malformed_json(tmp_path, capsys):
               splits=("train", "val"))
     (root / "graph").mkdir()  # an empty table folder
     out = tmp_path / "tables"
-    text = make_tables.make_tables(root, out, ["node", "ablation", "graph", "depth"])
+    text = make_tables(root, out, ["node", "ablation", "graph", "depth"])
     err = capsys.readouterr().err
     assert "MoNet_PUBMED" in err and "ChebNet_PUBMED" in err  # reported, skipped
 
@@ -357,13 +361,13 @@ def test_make_tables_layout_values_marks_and_malformed_json(tmp_path, capsys):
     assert states["GIN_SBM_CLUSTER"] == "partial" and states["MLP_PUBMED"] == "missing"
     assert states["DSGCN_PUBMED"] == "not implemented"
     # the command line prints the same markdown and survives a missing results folder
-    assert make_tables.main(["--results", str(tmp_path / "none"), "--out",
-                             str(tmp_path / "t2"), "--tables", "graph"]) == 0
+    assert report(["tables", "--results", str(tmp_path / "none"), "--out",
+                   str(tmp_path / "t2"), "--tables", "graph"]) == 0
     assert "### Graph prediction" in capsys.readouterr().out
 
 
 def test_published_numbers_cover_every_table_cell():
-    published = make_tables.load_published()
+    published = load_published()
     for table in ("node", "heterophily", "graph", "ablation"):
         t = sweep.load_table(table)
         for cell in t.cells:
@@ -377,8 +381,6 @@ def test_published_numbers_cover_every_table_cell():
 
 
 def test_plot_depth_on_fabricated_results(tmp_path):
-    from scripts import plot_depth
-
     for model, dataset, metric, base in (("AUTOGCN", "SBM_CLUSTER", "acc", 0.7),
                                          ("GCN", "SBM_CLUSTER", "acc", 0.6),
                                          ("AUTOGCN", "ZINC", "mae", 0.3)):
@@ -386,11 +388,11 @@ def test_plot_depth_on_fabricated_results(tmp_path):
             runs = 5 if depth < 8 else 2
             fabricate(tmp_path / "depth" / f"{model}_{dataset}_L{depth:02d}", metric=metric,
                       runs=runs, values=[base + 0.01 * depth + 0.001 * i for i in range(runs)])
-    data = plot_depth.depth_results(tmp_path)
+    data = depth_results(tmp_path)
     points = data["SBM_CLUSTER"]["AUTOGCN"]
     assert [d for d, _ in points] == list(range(2, 17, 2))
     assert points[0][1].mean == pytest.approx(0.722) and points[3][1].state == "partial"
-    png = plot_depth.plot_depth(tmp_path / "depth", tmp_path / "depth.png")
+    png = plot_depth(tmp_path / "depth", tmp_path / "depth.png")
     assert png.stat().st_size > 5000 and png.read_bytes()[:4] == b"\x89PNG"
 
 

@@ -1,4 +1,4 @@
-"""The successors' tables: their cells, and make_tables beside the published numbers of two
+"""The successors' tables: their cells, and their tables beside the published numbers of two
 protocols (the AutoGCN paper's, compared; the successors' papers', marked and not compared)."""
 
 from __future__ import annotations
@@ -8,9 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from scripts import make_tables, sweep
+from scripts import sweep
+from scripts.report.__main__ import main as report
+from scripts.report.cells import load_tables
+from scripts.report.tables import make_tables
 from tests.test_reproduce import dry_run, fabricate, option
 from train.config import load_config
+from train.errors import UsageError
 
 ROOT = Path(__file__).resolve().parent.parent
 SUCCESSORS = ["GPRGNN", "BERNNET", "CHEBNETII", "JACOBICONV"]
@@ -57,8 +61,8 @@ def test_make_tables_compares_only_under_the_same_protocol(tmp_path):
     fabricate(tmp_path / "successors" / "CHEBNETII_PUBMED", values=[0.9] * 5)
     fabricate(tmp_path / "successors_published" / "CHEBNETII_PUBMED", runs=10,
               values=[0.89] * 10)
-    text = make_tables.make_tables(tmp_path, tmp_path / "out",
-                                   ["successors", "successors_published"], runs=5)
+    text = make_tables(tmp_path, tmp_path / "out",
+                       ["successors", "successors_published"], runs=5)
     budget = text.split("### Under")[0]
     accuracy = budget.split("s/epoch")[0]
     rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
@@ -83,11 +87,11 @@ def test_bad_published_from_is_bad_input(tmp_path, capsys):
     text = (ROOT / "scripts/tables/successors.yaml").read_text()
     bad = tmp_path / "t.yaml"
     bad.write_text(text.replace("  - {table: graph}", "  - graph"))
-    with pytest.raises(make_tables.UsageError, match="published_from"):
-        make_tables.load_tables([str(bad)])
+    with pytest.raises(UsageError, match="published_from"):
+        load_tables([str(bad)])
 
 
 def test_successor_tables_by_name_on_the_command_line(tmp_path, capsys):
-    assert make_tables.main(["--results", str(tmp_path / "none"), "--out", str(tmp_path / "o"),
-                             "--tables", "successors_published"]) == 0
+    assert report(["tables", "--results", str(tmp_path / "none"), "--out", str(tmp_path / "o"),
+                   "--tables", "successors_published"]) == 0
     assert "### Under the successors' protocol" in capsys.readouterr().out

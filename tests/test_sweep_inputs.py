@@ -1,9 +1,9 @@
 """The sweep's tools take what a user gives them the way the user means it.
 
 * paths on the command line are relative to the folder the command runs from (defaults: the
-  project's own folders), for the sweep, reproduce.sh, make_tables and plot_depth;
+  project's own folders), for the sweep, reproduce.sh and the report command;
 * arguments after ``--`` that the sweep or the table sets are refused in one line, and the
-  sweep's ``--list`` and make_tables agree on how many runs make a cell complete;
+  sweep's ``--list`` and the tables agree on how many runs make a cell complete;
 * a cell stopped by a signal or a time limit is reported as interrupted, never FAILED;
 * several cells on one device (``--jobs``, ``--per_gpu``) pass a memory guard that says what it
   did; a cell that runs out of memory beside others is run again with fewer at once;
@@ -21,7 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from scripts import make_tables, memory_guard, sweep
+from scripts import memory_guard, sweep
+from scripts.report.__main__ import main as report
+from scripts.report.figures import plot_depth
 from tests import test_tables_reliability as reliability
 from tests.test_reproduce import fabricate, first_table, reproduce_sh
 from tests.test_tables_reliability import one_error_line, snapshot
@@ -80,20 +82,18 @@ def test_a_cell_run_from_another_folder_writes_there(stand_in, tmp_path, capsys,
 
 def test_make_tables_and_plot_depth_read_and_write_relative_to_the_users_folder(
         tmp_path, capsys, monkeypatch):
-    from scripts import plot_depth
-
     here = tmp_path / "elsewhere"
     fabricate(here / "res" / "ablation" / "wo_gate_ZINC", runs=5)
     monkeypatch.chdir(here)
     before = snapshot(ROOT / "tables")
-    assert run_tool(make_tables.main, ["--results", "res", "--out", "rel",
-                                       "--tables", "ablation"]) == 0
+    assert run_tool(report, ["tables", "--results", "res", "--out", "rel",
+                             "--tables", "ablation"]) == 0
     capsys.readouterr()
     rows = first_table((here / "rel" / "ablation.md").read_text())
     assert rows["w/o gate"][2] not in ("—", "")  # found under ./res, written to ./rel
     assert snapshot(ROOT / "tables") == before
     fabricate(here / "res" / "depth" / "AUTOGCN_ZINC_L02", metric="mae", runs=5)
-    png = plot_depth.plot_depth("res", "fig.png")
+    png = plot_depth("res", "fig.png")
     assert png.resolve() == (here / "fig.png").resolve() and png.stat().st_size > 5000
     assert sweep.resolve(None, "out/reproduce") == ROOT / "out" / "reproduce"
 
@@ -133,8 +133,8 @@ def test_extra_help_and_make_tables_extra_arguments_are_one_line(tmp_path, capsy
     assert run_tool(sweep.main, ["ablation", "--dry-run", "--", "--help"]) == 2
     assert "python main_molecules_graph_regression.py --help" in one_error_line(
         capsys.readouterr().err)
-    assert run_tool(make_tables.main, ["--out", str(tmp_path / "t"), "--tables", "ablation",
-                                       "--", "--runs", "1"]) == 2
+    assert run_tool(report, ["tables", "--out", str(tmp_path / "t"), "--tables", "ablation",
+                             "--", "--runs", "1"]) == 2
     assert one_error_line(capsys.readouterr().err).startswith("error: --runs after --")
     assert not (tmp_path / "t").exists()
 
@@ -164,9 +164,9 @@ def test_list_and_make_tables_agree_on_a_cells_runs(tmp_path, capsys):
         assert sweep.main(["ablation", "--only", "wo_gate_ZINC", "--out_root", str(out),
                            "--runs", runs, "--list"]) == 0
         assert capsys.readouterr().out.split()[2] == state
-        assert run_tool(make_tables.main, ["--results", str(out), "--out",
-                                           str(tmp_path / f"t{runs}"), "--tables", "ablation",
-                                           "--runs", runs]) == 0
+        assert run_tool(report, ["tables", "--results", str(out), "--out",
+                                 str(tmp_path / f"t{runs}"), "--tables", "ablation",
+                                 "--runs", runs]) == 0
         capsys.readouterr()
         rows = first_table((tmp_path / f"t{runs}" / "ablation.md").read_text())
         cell = rows["w/o gate"][rows["Variant"].index("ZINC")]

@@ -1,6 +1,6 @@
-"""Results are credited only to their own experiment; the sweep and make_tables are strict.
+"""Results are credited only to their own experiment; the sweep and the tables are strict.
 
-* make_tables and the sweep share one test of whether a result is a cell's
+* the tables and the sweep share one test of whether a result is a cell's
   (``scripts.sweep.mismatch``): another model, dataset or command line is stale, never shown;
 * bad input exits 2 with one ``error:`` line, before anything is written;
 * a cell claimed by another sweep is not run twice; a dead sweep's claim is taken over;
@@ -25,7 +25,9 @@ from pathlib import Path
 
 import pytest
 
-from scripts import make_tables, sweep
+from scripts import sweep
+from scripts.report.__main__ import main as report
+from scripts.report.cells import table_results
 from tests.test_reproduce import fabricate, first_table
 from train.errors import run_tool
 
@@ -62,8 +64,8 @@ def test_results_of_another_experiment_are_stale_in_tables_and_sweep(kind, tmp_p
     folder = root / "node" / "GCN_SBM_CLUSTER"
     fabricate(folder, values=[0.9] * 5, **STALE[kind])  # would be a (wrong) .900 in the table
     out = tmp_path / "tables"
-    assert run_tool(make_tables.main, ["--results", str(root), "--out", str(out),
-                                       "--tables", "node"]) == 0
+    assert run_tool(report, ["tables", "--results", str(root), "--out", str(out),
+                             "--tables", "node"]) == 0
     captured = capsys.readouterr()
     stale_lines = [line for line in captured.err.splitlines() if "GCN_SBM_CLUSTER" in line]
     assert len(stale_lines) == 1 and "another experiment" in stale_lines[0]
@@ -83,7 +85,7 @@ def test_a_cells_own_result_wins_over_a_newer_stale_one(tmp_path, capsys):
     folder = root / "node" / "GCN_SBM_CLUSTER"
     fabricate(folder, values=[0.6] * 5, name="own", started="2025-01-01")
     fabricate(folder, values=[0.9] * 5, name="other", started="2025-02-01", model="GAT")
-    res = make_tables.collect(make_tables.load_table("node"), root)[("GCN", "SBM_CLUSTER")]
+    res = table_results(sweep.load_table("node"), root)[("GCN", "SBM_CLUSTER")]
     assert res.state == "ok" and res.mean == pytest.approx(0.6)
     assert res.stale == [f"{folder / 'other'}: model GAT, not GCN"]
 
@@ -93,15 +95,15 @@ def test_smoke_run_results_count_only_with_the_same_extra_arguments(tmp_path, ca
     cell = next(c for c in sweep.load_table("node").cells if c.id == "GCN_SBM_CLUSTER")
     smoke = sweep.build_command(cell, "node", str(root), extra=["--epochs", "2"])[1:]
     fabricate(root / "node" / cell.id, values=[0.3] * 5, command=smoke)
-    plain = make_tables.collect(make_tables.load_table("node"), root)[("GCN", "SBM_CLUSTER")]
+    plain = table_results(sweep.load_table("node"), root)[("GCN", "SBM_CLUSTER")]
     assert plain.state == "stale" and plain.mean is None
     assert "ran with --epochs 2" in plain.stale[0]
-    smoke_res = make_tables.collect(make_tables.load_table("node"), root,
-                                    extra=["--epochs", "2"])[("GCN", "SBM_CLUSTER")]
+    smoke_res = table_results(sweep.load_table("node"), root,
+                              extra=["--epochs", "2"])[("GCN", "SBM_CLUSTER")]
     assert smoke_res.state == "ok" and smoke_res.mean == pytest.approx(0.3)
 
 
-# --------------------------------------------------------------------------- make_tables input
+# --------------------------------------------------------------------------- tables input
 BAD_TABLE_ARGS = {
     "unknown table": (["--tables", "nosuch"], "valid: node, heterophily, graph, ablation, depth"),
     "one unknown of two": (["--tables", "node,nosuch"], "unknown table 'nosuch'"),
@@ -130,7 +132,7 @@ def test_make_tables_bad_input_exits_2_before_writing(case, tmp_path, capsys):
     before = snapshot(tmp_path)
     args = [a.format(file=afile, tmp=tmp_path) for a in args]
     argv = ["--results", str(tmp_path / "results"), "--out", str(out), *args]
-    assert run_tool(make_tables.main, argv) == 2
+    assert run_tool(report, ["tables", *argv]) == 2
     captured = capsys.readouterr()
     assert expected in one_error_line(captured.err) and captured.out == ""
     assert snapshot(tmp_path) == before
@@ -153,8 +155,8 @@ def test_full_disk_while_writing_tables_leaves_the_earlier_ones_whole(tmp_path, 
 
     monkeypatch.setattr(Path, "write_bytes", full)
     (tmp_path / "results").mkdir()
-    code = run_tool(make_tables.main, ["--results", str(tmp_path / "results"), "--out",
-                                       str(out), "--tables", "node,graph"])
+    code = run_tool(report, ["tables", "--results", str(tmp_path / "results"), "--out",
+                             str(out), "--tables", "node,graph"])
     assert code == 1
     line = one_error_line(capsys.readouterr().err)
     assert "no space left" in line and str(out) in line
@@ -416,8 +418,8 @@ def test_odd_result_files_are_skipped_not_fatal(kind, tmp_path, capsys):
         content = json.dumps({**content, "host": socket.gethostname()})
     odd.write_bytes(content if isinstance(content, bytes) else content.encode())
     own = snapshot(folder / "run")
-    assert make_tables.main(["--results", str(root), "--out", str(tmp_path / "t"),
-                             "--tables", "node"]) == 0
+    assert report(["tables", "--results", str(root), "--out", str(tmp_path / "t"),
+                   "--tables", "node"]) == 0
     captured = capsys.readouterr()
     assert "Traceback" not in captured.err
     assert any(line.startswith("warning: skipped") and "odd" in line
@@ -437,8 +439,8 @@ def test_a_bad_table_file_is_one_line(text, tmp_path, capsys):
         table.write_text(text)
     assert run_tool(sweep.main, [str(table), "--out_root", str(tmp_path / "out")]) == 2
     assert str(table) in one_error_line(capsys.readouterr().err)
-    assert run_tool(make_tables.main, ["--tables", str(table), "--out",
-                                       str(tmp_path / "out")]) == 2
+    assert run_tool(report, ["tables", "--tables", str(table), "--out",
+                             str(tmp_path / "out")]) == 2
     assert str(table) in one_error_line(capsys.readouterr().err)
     assert not (tmp_path / "out").exists()
 

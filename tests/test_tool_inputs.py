@@ -26,16 +26,17 @@ from scripts import (
     cli,
     diagnose,
     gpu_check,
-    plot_depth,
     plot_filters,
 )
+from scripts.report.__main__ import main as report
 from tests.data_writers import write_mnist, write_squirrel, write_tiny_zinc
 from tests.helpers import run_in_own_group
 from train import errors
 
 ROOT = Path(__file__).resolve().parent.parent
 TOOLS = {
-    "diagnose": diagnose.main, "plot_filters": plot_filters.main, "plot_depth": plot_depth.main,
+    "diagnose": diagnose.main, "plot_filters": plot_filters.main,
+    "depth": lambda argv: report(["depth", *argv]),
     "benchmark": benchmark.main, "benchmark_baselines": benchmark_baselines.main,
     "gpu_check": gpu_check.main, "evaluate_checkpoint": evaluate_checkpoint.main,
 }
@@ -115,13 +116,13 @@ BAD = [
     ("plot_filters", PLOT, ["--out", "{out}/f.txt"], "--out"),
     ("plot_filters", PLOT, ["--out", "{out}/" + LONG + ".png"], "--out"),
     ("plot_filters", ["{out}/missing.pt"], [], "missing.pt"),
-    ("plot_depth", DEPTH, ["--runs", "0"], "--runs"),
-    ("plot_depth", DEPTH, ["--runs", "-1"], "--runs"),
-    ("plot_depth", DEPTH, ["--out", "{fx}"], "--out"),
-    ("plot_depth", DEPTH, ["--out", ""], "--out"),
-    ("plot_depth", DEPTH, ["--results", "{out}/missing"], "--results"),
-    ("plot_depth", DEPTH, ["--results", "{fx}/afile"], "--results"),
-    ("plot_depth", DEPTH, ["--results", ""], "--results"),  # would read the project root
+    ("depth", DEPTH, ["--runs", "0"], "--runs"),
+    ("depth", DEPTH, ["--runs", "-1"], "--runs"),
+    ("depth", DEPTH, ["--out", "{fx}"], "--out"),
+    ("depth", DEPTH, ["--out", ""], "--out"),
+    ("depth", DEPTH, ["--results", "{out}/missing"], "--results"),
+    ("depth", DEPTH, ["--results", "{fx}/afile"], "--results"),
+    ("depth", DEPTH, ["--results", ""], "--results"),  # would read the project root
     ("benchmark", BENCH, ["--graphs", "0"], "--graphs"),
     ("benchmark", BENCH, ["--graphs", "100000000"], "--graphs"),
     ("benchmark", BENCH, ["--epochs", "0"], "--epochs"),
@@ -479,8 +480,10 @@ def test_ctrl_c_while_building_superpixels(fx, tmp_path, monkeypatch, capsys):
 
 
 # ----------------------------------------------------------------------------- run as files
+#: Files that only say which command replaces them (tests/test_records.py runs them).
+MOVED = ("make_tables.py", "records.py", "reproduction_report.py", "plot_depth.py")
 SCRIPTS = sorted(p for p in (ROOT / "scripts").glob("*.py")
-                 if p.name not in ("__init__.py", "_project_root.py"))
+                 if p.name not in ("__init__.py", "_project_root.py", *MOVED))
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=[p.stem for p in SCRIPTS])
@@ -508,7 +511,7 @@ def _run_file(script: str, *args: str, timeout: float = 120) -> subprocess.Compl
                             cwd=ROOT.parent, env={**os.environ, "PYTHONPATH": ""})
 
 
-@pytest.mark.parametrize("script", ["make_tables.py", "sweep.py", "gpu_check.py"])
+@pytest.mark.parametrize("script", ["sweep.py", "gpu_check.py"])
 def test_scripts_run_as_files(script):
     proc = _run_file(script, "--help")
     assert proc.returncode == 0, proc.stderr

@@ -1,0 +1,270 @@
+"""Each cell of a table: what a sweep's results say (ours) and what the paper published.
+
+Only a cell's own results count (:func:`scripts.sweep.mismatch`: model, dataset and command
+line; devices, paths and the number of runs aside); of those, :func:`pick_result` chooses. The
+paper's numbers: ``scripts/tables/published.yaml``, a table's ``published_from`` naming more."""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from scripts import sweep
+from scripts.sweep import Cell, Table
+from train.errors import UsageError
+
+EXPECTED_RUNS = 5
+PUBLISHED = sweep.TABLES_DIR / "published.yaml"
+
+
+@dataclass
+class CellResult:
+    """What the results say about one cell."""
+
+    cell: Cell
+    state: str  # ok, partial, running, interrupted, failed, missing, stale, not implemented
+    runs: int = 0
+    split: str | None = None  # "test", or "val" where the data has no test split
+    metric: str | None = None
+    mean: float | None = None
+    std: float | None = None
+    params: int | None = None
+    s_per_epoch: float | None = None
+    epochs: float | None = None
+    path: Path | None = None
+    device: str | None = None
+    problems: list[str] = field(default_factory=list)
+    stale: list[str] = field(default_factory=list)  # results of another experiment, skipped
+
+
+def finite(x: Any) -> float | None:
+    """``x`` as a finite float, else ``None``."""
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def mean_std(values: list[float]) -> tuple[float, float]:
+    """Mean and std with ddof 0, as the paper's code."""
+    m = sum(values) / len(values)
+    return m, math.sqrt(sum((v - m) ** 2 for v in values) / len(values))
+
+
+def _mean(values: list[Any]) -> float | None:
+    kept = [v for v in map(finite, values) if v is not None]
+    return sum(kept) / len(kept) if kept else None
+
+
+def metric_values(data: dict, metric: str) -> tuple[str | None, list[float]]:
+    """The split used (test, else val) and the metric of every run that has it."""
+    runs = [r for r in data.get("runs", []) if isinstance(r, dict)]
+    for split in ("test", "val"):
+        vals = []
+        for r in runs:
+            final = r.get("final")
+            block = final.get(split) if isinstance(final, dict) else None
+            v = finite(block.get(metric)) if isinstance(block, dict) else None
+            if v is not None:
+                vals.append(v)
+        if vals:
+            return split, vals
+    return None, []
+
+
+def pick_result(results: list[tuple[Path, dict]], runs: int) -> tuple[Path, dict] | None:
+    """Newest complete with all runs, else newest complete, else newest of any status."""
+    if not results:
+        return None
+    ordered = sweep.newest_first(results)
+    complete = [r for r in ordered if r[1].get("status") == "complete"]
+    full = [r for r in complete if len(r[1].get("runs", [])) >= runs]
+    return (full or complete or ordered)[0]
+
+
+def expected_command(cell: Cell, runs: int, extra: Sequence[str]) -> list[str]:
+    """The command line the sweep gives ``cell`` (``extra``: its arguments after ``--``); the
+    folders and devices in it are not compared (:func:`scripts.sweep.signature`)."""
+    return sweep.build_command(cell, "table", "out", runs=runs, extra=list(extra))
+
+
+def cell_result(cell: Cell, folder: Path, metric: str, runs: int,
+                extra: Sequence[str] | None = ()) -> CellResult:
+    """Read a cell's folder: state, statistics of ``metric``, #Param, s/epoch.
+
+    Only the cell's own results count: a result with another model, dataset or arguments
+    (:func:`scripts.sweep.mismatch`, the sweep's test for ``stale``) is listed in ``stale``
+    and never shown as the cell's. ``extra``: the arguments the sweep passed after ``--``
+    (``None``: do not compare command lines)."""
+    if cell.not_implemented:
+        return CellResult(cell, "not implemented")
+    results, problems = sweep.read_results(folder)
+    cmd = None if extra is None else expected_command(cell, runs, extra)
+    own, stale = [], []
+    for path, data in sweep.newest_first(results):
+        why = sweep.mismatch(data, cmd, cell)
+        if why is None:
+            own.append((path, data))
+        else:
+            stale.append(f"{path.parent}: {why}")
+    chosen = pick_result(own, runs)
+    if chosen is None:
+        state = "stale" if stale else "missing"
+        return CellResult(cell, state, problems=problems, stale=stale)
+    path, data = chosen
+    runs_of = [r for r in data.get("runs", []) if isinstance(r, dict)]
+    status = str(data.get("status", "unknown"))
+    if status == "complete":
+        state = "ok" if len(runs_of) >= runs else "partial"
+    elif status in ("running", "interrupted", "failed", "diverged", "killed"):
+        state = status
+    else:
+        state = "unknown"
+    res = CellResult(cell, state, runs=len(runs_of), metric=metric, path=path,
+                     problems=problems, stale=stale)
+    res.device = str(data["device"]) if data.get("device") else None
+    res.split, vals = metric_values(data, metric)
+    if vals:
+        res.mean, res.std = mean_std(vals)
+    params = data.get("num_params")
+    res.params = params if isinstance(params, int) else None
+    res.s_per_epoch = _mean([r.get("s_per_epoch") for r in runs_of])
+    res.epochs = _mean([r.get("epochs") for r in runs_of])
+    return res
+
+
+def column_metric(col: dict, cell: Cell | None, sbm_metric: str = "acc") -> str:
+    """The metric a column shows (SBM accuracy: ``sbm_metric``)."""
+    metric = str(col.get("metric", "acc"))
+    dataset = cell.dataset if cell is not None else str(col.get("name", ""))
+    if metric == "acc" and dataset.startswith("SBM_"):
+        return sbm_metric
+    return metric
+
+
+def table_results(table: Table, results_root: str | os.PathLike, runs: int = EXPECTED_RUNS,
+                  sbm_metric: str = "acc", extra: Sequence[str] | None = ()
+                  ) -> dict[tuple[str, str], CellResult]:
+    """``(row, column) -> CellResult`` for every cell of ``table`` (``extra``: see
+    :func:`cell_result`)."""
+    cols = {str(c.get("name")): c for c in table.columns}
+    out = {}
+    for cell in table.cells:
+        metric = column_metric(cols.get(cell.column, {}), cell, sbm_metric)
+        folder = sweep.resolve(results_root) / table.name / cell.id
+        out[(cell.row, cell.column)] = cell_result(cell, folder, metric, runs, extra)
+    return out
+
+
+def stale_line(table: str, res: CellResult) -> str:
+    """One stderr line for a cell whose folder holds results of another experiment."""
+    what = ("shown as stale" if res.state == "stale" else
+            f"using {res.path.parent.name if res.path else 'another result'}")
+    return (f"warning: {table}/{res.cell.id}: {len(res.stale)} result(s) of another experiment "
+            f"not counted ({what}); newest: {res.stale[0]}")
+
+
+def folder_option(option: str, given: str | None, default: str | None, what: str,
+                  must_exist: bool = False) -> Path:
+    """The folder an option names, relative to the user's folder (left out: ``default`` in the
+    project); :class:`UsageError` when it is empty, a file, or (``must_exist``) missing."""
+    if given is not None and not given.strip():  # resolved, it would be the current folder
+        raise UsageError(f"{option}: must not be empty; give {what}")
+    folder = sweep.resolve(given, default or "")
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"{option} {given} is a file, not a folder; give {what}")
+    if must_exist and not folder.is_dir():
+        raise UsageError(f"{option} {given}: no such folder; give {what}")
+    return folder
+
+
+def load_tables(names: Sequence[str]) -> list[Table]:
+    """The tables named, every name checked first (:class:`UsageError` naming the valid ones),
+    so that a typo stops a command before anything is read or written."""
+    if not names:
+        raise UsageError(f"--tables names no table; valid: {', '.join(sweep.TABLES)}")
+    tables = []
+    known = sweep.TABLES + sweep.EXTRA_TABLES
+    for name in dict.fromkeys(names):
+        if name not in known and not name.endswith((".yaml", ".yml")):
+            raise UsageError(f"--tables: unknown table {name!r}; valid: {', '.join(known)} (or a "
+                             "table YAML file)")
+        try:
+            tables.append(sweep.load_table(name))
+            published_sources(tables[-1])
+        except sweep.SweepError as err:
+            raise UsageError(f"--tables: {err}") from None
+    return tables
+
+
+# ------------------------------------------------------------------------------- the paper's
+def load_published(path: str | os.PathLike = PUBLISHED, strict: bool = False) -> dict:
+    """The published numbers. A missing or broken file: empty, with a warning, or (``strict``:
+    ``--published`` given on the command line) :class:`UsageError`."""
+    try:
+        data = yaml.safe_load(sweep.resolve(path).read_text())
+        if strict and not isinstance(data, dict):
+            raise UsageError(f"--published {path}: expected a mapping table -> row -> column")
+    except (OSError, yaml.YAMLError) as err:
+        why = err.strerror if isinstance(err, OSError) else " ".join(str(err).split())
+        if strict:
+            raise UsageError(f"--published {path}: cannot read it ({why or err})") from None
+        print(f"warning: published numbers unavailable ({err})", file=sys.stderr)
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def published_sources(table: Table) -> list[dict]:
+    """The ``published_from`` list of a table file: the other sections of the published numbers
+    to look in, in order, after the table's own (e.g. the successors table shows the paper's
+    node, heterophily and graph numbers of AutoGCN, ChebNet and GCN). Each item: ``table`` (a
+    section), optional ``scale`` (its numbers times this are in this table's units), ``mark``
+    and ``note``: a marked number is from another protocol, shown with the mark and the note
+    but never compared (no Δ). :class:`~scripts.sweep.SweepError` for a malformed list."""
+    try:
+        raw = yaml.safe_load(table.path.read_text())
+    except (OSError, yaml.YAMLError):
+        return []  # load_table read it a moment ago; nothing to add
+    sources = raw.get("published_from") or [] if isinstance(raw, dict) else []
+    if not isinstance(sources, list):
+        raise sweep.SweepError(f"{table.path}: published_from must be a list of mappings")
+    for i, src in enumerate(sources):
+        if not isinstance(src, dict) or not isinstance(src.get("table"), str) \
+                or set(src) - {"table", "scale", "mark", "note"} \
+                or finite(src.get("scale", 1)) is None:
+            raise sweep.SweepError(f"{table.path}: published_from[{i}]: expected {{table: NAME, "
+                             f"scale: NUMBER, mark: TEXT, note: TEXT}}, got {src!r}")
+    return sources
+
+
+def _entry(published: dict, table: str, row: str, column: str) -> Any:
+    entry = published.get(table, {})
+    entry = entry.get(row, {}) if isinstance(entry, dict) else {}
+    return entry.get(column) if isinstance(entry, dict) else None
+
+
+def find_published(published: dict, table: Table, sources: list[dict], row: str,
+                   column: str) -> tuple[Any, dict | None]:
+    """The published entry for a cell, in this table's units, and the ``published_from`` item
+    it came from (``None``: the table's own section)."""
+    entry = _entry(published, table.name, row, column)
+    if entry is not None:
+        return entry, None
+    for src in sources:
+        entry = _entry(published, src["table"], row, column)
+        if entry is None:
+            continue
+        scale = float(src.get("scale", 1))
+        if isinstance(entry, dict) and scale != 1:
+            entry = {k: (v * scale if k in ("mean", "std", "ci95") and finite(v) is not None
+                         else v) for k, v in entry.items()}
+        return entry, src
+    return None, None

@@ -1,0 +1,395 @@
+"""Committed evidence of the paper's tables: one JSON record per measured cell,
+``<records>/<table>/<cell id>.json``, made from the result of the cell that
+:mod:`scripts.report.cells` chooses. It keeps the fields of ``results.json`` in :data:`KEPT` and
+:data:`RUN_KEPT`, and adds ``commit`` (the project's own checkout's, ``+dirty`` when its tracked
+files differ, or ``--commit``), ``command`` (absolute paths replaced by ``DIR``, ``OUT``),
+``machine`` (``CPU: MODEL, N hardware threads`` or ``GPU: MODEL``, no host), ``io`` (the net's
+sizes, so that ``num_params`` can be rebuilt from the config) and ``seeds_protocol``. ZINC cells
+also keep their first seed's best checkpoint, ``<cell id>.pt``, its folders reset. A record is
+checked whenever it is written or read (:func:`check_record`): every figure it states must
+follow from its runs and its config.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+import os
+import platform
+import re
+import shlex
+import socket
+import subprocess
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from nets.gnn_net import NetIO
+from nets.registry import build_net, count_parameters
+from scripts.report.cells import EXPECTED_RUNS, CellResult, load_tables, table_results
+from scripts.sweep import ROOT, TABLES, Cell, Table, requested_runs, resolve, script_config
+from train.checkpoint import CheckpointError, load_checkpoint
+from train.errors import UsageError
+from train.results import summarise, write_atomic
+
+RESULTS = ROOT / "results"
+#: The project's checkout: its commit is the one a record states.
+PROJECT = ROOT
+FORMAT = 1
+#: Datasets whose cells also get their first seed's best checkpoint (small nets, ~0.4 MB each).
+CHECKPOINT_DATASETS = ("ZINC",)
+MAX_CHECKPOINT_BYTES = 1_000_000
+#: Fields of a main script's ``results.json`` that a record keeps as they are.
+KEPT = ("model", "dataset", "task", "num_params", "seeds", "primary_metric", "higher_is_better",
+        "summary", "versions", "device", "started", "finished")
+#: Fields of each run that a record keeps (the checkpoint's file name is dropped).
+RUN_KEPT = ("seed", "epochs", "best_epoch", "stop_reason", "s_per_epoch", "total_time_s", "final",
+            "compiled")
+#: Numbers of each run that the summary averages besides the final metrics.
+RUN_NUMBERS = ("s_per_epoch", "epochs", "total_time_s")
+#: Options of a command line whose value is a folder of this machine.
+PATH_OPTIONS = {"--out_dir": "OUT"}
+#: An absolute or home-relative path inside a text (a folder of some machine).
+LOCAL_PATH = re.compile(r"(?:^|[\s\"'=(,])([~/][\w.~-]+(?:/[\w.~-]*)*)")
+#: ``host:/path`` or ``host:~/path`` (a URL's ``scheme://`` is not one).
+HOST_PATH = re.compile(r"(?<![\w.-])[\w.-]+:(?:/(?!/)|~)")
+#: A dotted host name (labels of two or more characters, the first a letter) or ``user@host``.
+HOST_NAME = re.compile(r"\b[A-Za-z][\w-]+(?:\.[A-Za-z][\w-]+)+\b|[\w.-]+@[\w.-]+")
+COMMIT = re.compile(r"[0-9a-f]{7,40}(\+dirty)?")
+
+
+class RecordError(ValueError):
+    """A record that does not hold what it claims; the message starts with the file."""
+
+
+# ------------------------------------------------------------------------------- making
+def record_path(into: Path, table: str, cell_id: str) -> Path:
+    """Where the record of a cell lies (a record is keyed by its table and cell id)."""
+    return into / table / f"{cell_id}.json"
+
+
+def generic_command(command: Sequence[str]) -> str:
+    """``python SCRIPT ...`` with every absolute path replaced: ``DIR`` (``OUT`` for
+    ``--out_dir``), so that no folder of this machine is recorded."""
+    out, previous = ["python"], ""
+    for arg in command:
+        if os.path.isabs(os.path.expanduser(arg)):
+            arg = PATH_OPTIONS.get(previous, "DIR")
+        out.append(arg)
+        previous = arg
+    return shlex.join(out)
+
+
+def git_commit(folder: Path) -> str | None:
+    """HEAD of the git checkout whose top is ``folder`` (``+dirty`` when tracked files differ);
+    ``None`` when ``folder`` is not the top of one (a folder inside another repository is not
+    that repository's code)."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True,
+                              check=True).stdout.strip()
+
+    try:
+        if Path(git("rev-parse", "--show-toplevel")).resolve() != Path(folder).resolve():
+            return None
+        head = git("rev-parse", "HEAD")
+        dirty = git("status", "--porcelain", "--untracked-files=no")
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head + ("+dirty" if dirty else "")
+
+
+def project_commit(commit: str | None) -> str:
+    """``commit`` (``--commit``) checked, else the project's own; :class:`UsageError` when
+    neither is known."""
+    if commit is not None:
+        if not COMMIT.fullmatch(commit):
+            raise UsageError(f"--commit {commit!r}: expected a commit id (7 to 40 hex digits, "
+                             "optionally +dirty)")
+        return commit
+    found = git_commit(PROJECT)
+    if found is None:
+        raise UsageError("cannot tell the project's commit: the project folder is not a git "
+                         "checkout (or git is missing); give --commit SHA")
+    return found
+
+
+def describe_machine(device: str) -> str:
+    """The CPU model and hardware threads, or the GPU, of this machine (no host name)."""
+    if device.startswith("cuda"):
+        name = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "model unknown"
+        return f"GPU: {name}"
+    model = platform.processor() or platform.machine()
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    return f"CPU: {model}, {os.cpu_count()} hardware threads"
+
+
+def make_record(table: Table, res: CellResult, data: dict, runs: int, commit: str,
+                machine: str | None) -> dict[str, Any]:
+    """The record of a cell from its chosen ``results.json`` (``data``, at ``res.path``)."""
+    record: dict[str, Any] = {"format": FORMAT, "table": table.name, "cell": res.cell.id}
+    record.update({key: data[key] for key in KEPT if key in data})
+    record["seeds_protocol"] = runs
+    record["runs"] = [{k: r[k] for k in RUN_KEPT if k in r} for r in data.get("runs", [])]
+    record["io"] = _first_checkpoint(res, data)["io"]
+    record["command"] = generic_command(data.get("command") or [])
+    record["commit"] = commit
+    record["machine"] = machine or describe_machine(str(data.get("device", "cpu")))
+    return record
+
+
+def _first_checkpoint(res: CellResult, data: dict) -> dict[str, Any]:
+    first = (data.get("runs") or [{}])[0]
+    name = first.get("checkpoint") if isinstance(first, dict) else None
+    if not name:
+        raise RecordError(f"{res.path}: its first run names no checkpoint")
+    return load_checkpoint(res.path.parent / "checkpoints" / name)
+
+
+def portable_checkpoint(ckpt: dict[str, Any]) -> bytes:
+    """A checkpoint's bytes with the config's folders reset to their defaults (``None``, and
+    ``out/``), so that no folder of the machine that trained it is kept."""
+    cfg = json.loads(json.dumps(ckpt["config"]))
+    cfg["out_dir"] = "out/"
+    for key in ("data_dir", "cache_dir"):
+        if key in cfg.get("data", {}):
+            cfg["data"][key] = None
+    buffer = io.BytesIO()
+    torch.save({**ckpt, "config": cfg}, buffer)
+    return buffer.getvalue()
+
+
+# ------------------------------------------------------------------------------- checking
+def _config_of(command: str, dataset: str) -> dict[str, Any]:
+    """The resolved config of a recorded command, parsed as its main script does."""
+    return script_config(dataset, shlex.split(command)[2:])
+
+
+def _strings(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield str(k)
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+def record_problem(record: Any, table: str, cell_id: str, cells: dict[str, Cell]) -> str | None:
+    """Why ``record`` (read from ``<table>/<cell_id>.json``) is refused, or ``None``."""
+    if not isinstance(record, dict):
+        return "not a JSON object"
+    cell = cells.get(cell_id)
+    if cell is None:
+        return f"no cell {cell_id} in the {table} table"
+    for key in ("model", "dataset"):
+        if record.get(key) != getattr(cell, key):
+            return f"{key} {record.get(key)!r}, but the cell {cell_id} is {getattr(cell, key)}"
+    if record.get("table") != table or record.get("cell") != cell_id:
+        return f"says it is {record.get('table')}/{record.get('cell')}"
+    seeds, runs = record.get("seeds"), record.get("runs")
+    if not isinstance(seeds, list) or not seeds or not isinstance(runs, list):
+        return "no seeds or no runs"
+    ran = [r.get("seed") if isinstance(r, dict) else None for r in runs]
+    missing = [s for s in seeds if s not in ran]
+    if missing or len(ran) != len(seeds):
+        return (f"seed {missing[0]} has no run" if missing else
+                f"{len(ran)} runs for {len(seeds)} seeds")
+    if not all(isinstance(r.get("final"), dict) for r in runs):
+        return "a run without final metrics"
+    command = str(record.get("command", ""))
+    if requested_runs(shlex.split(command)) != len(seeds):
+        return f"its command asks for {requested_runs(shlex.split(command))} runs, " \
+               f"it holds {len(seeds)}"
+    try:
+        cfg = _config_of(command, cell.dataset)
+    except ValueError as err:
+        return f"its command is not its main script's: {' '.join(str(err).split())}"
+    if (cfg["model"], cfg["dataset"]) != (cell.model, cell.dataset):
+        return f"its command's config is {cfg['model']} on {cfg['dataset']}, not {cell_id}"
+    try:
+        params = count_parameters(build_net(cfg["model"], NetIO.from_dict(record["io"]),
+                                            cfg["net_params"]))
+    except (KeyError, TypeError, ValueError) as err:
+        return f"cannot rebuild its net ({' '.join(str(err).split())[:120]})"
+    if record.get("num_params") != params:
+        return f"#Param {record.get('num_params')}, but its config builds {params}"
+    local = next((m.group(1) for s in _strings(record) if (m := LOCAL_PATH.search(s))), None)
+    if local is not None:
+        return f"holds a machine path ({local[:60]})"
+    return None
+
+
+def _is_finite(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) \
+        and math.isfinite(value)
+
+
+def _leaves(value: Any, path: tuple[str, ...] = ()) -> Iterable[tuple[str, Any]]:
+    """``("test acc mean", 0.86)``... for every number of a nested summary."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _leaves(v, (*path, str(k)))
+    else:
+        yield " ".join(path), value
+
+
+def machine_problem(machine: str) -> str | None:
+    """Why ``machine`` is not a description of hardware: it must be ``CPU: ...`` or ``GPU:
+    ...`` and name no host (``host:/path``, a dotted name, ``user@host``, this machine's name)
+    and no path."""
+    if not machine.startswith(("CPU: ", "GPU: ")):
+        return f"machine {machine!r}: expected 'CPU: MODEL, N hardware threads' or 'GPU: MODEL'"
+    host = socket.gethostname().split(".")[0]
+    named = [m.group(0) for pattern in (HOST_PATH, LOCAL_PATH, HOST_NAME)
+             for m in pattern.finditer(machine)]
+    named += [host] if host and host != "localhost" and re.search(
+        rf"\b{re.escape(host)}\b", machine) else []
+    return f"machine names a host or a path ({named[0].strip()[:60]})" if named else None
+
+
+def evidence_problem(record: dict) -> str | None:
+    """Why a record that passed :func:`record_problem` still states what its runs do not
+    support, or ``None``: a metric that is not a finite number (naming the seed), a summary
+    that its runs do not give, a commit that is not one, a machine given by host name."""
+    for run in record["runs"]:
+        numbers = [(f"{split} {name}", v) for split, block in run["final"].items()
+                   if isinstance(block, dict) for name, v in block.items()]
+        numbers += [(key, run[key]) for key in RUN_NUMBERS if key in run]
+        bad = next(((what, v) for what, v in numbers if not _is_finite(v)), None)
+        if bad:
+            return f"seed {run.get('seed')}: {bad[0]} is {bad[1]!r}, not a finite number"
+    try:
+        want = dict(_leaves(summarise(record["runs"])))
+    except (KeyError, TypeError, ValueError) as err:
+        return f"cannot summarise its runs ({type(err).__name__}: {err})"
+    got = dict(_leaves(record.get("summary")))
+    for key in dict.fromkeys([*want, *got]):
+        a, b = got.get(key), want.get(key)
+        if not (_is_finite(a) and _is_finite(b) and math.isclose(a, b, rel_tol=1e-9,
+                                                                  abs_tol=1e-12)):
+            return f"summary {key or '(none)'} is {a!r}, but its runs give {b!r}"
+    if not COMMIT.fullmatch(str(record.get("commit"))):
+        return f"commit {record.get('commit')!r} is not a commit id"
+    why = machine_problem(str(record.get("machine")))
+    if why:
+        return why
+    remote = next((m.group(0) for s in _strings(record) if (m := HOST_PATH.search(s))), None)
+    if remote is not None:
+        return f"holds a host path ({remote[:60]})"
+    return None
+
+
+def check_record(record: Any, table: str, cell_id: str, cells: dict[str, Cell]) -> str | None:
+    """Why a record is refused (:func:`record_problem`, then :func:`evidence_problem`)."""
+    return record_problem(record, table, cell_id, cells) or evidence_problem(record)
+
+
+def read_record(path: Path, cells: dict[str, Cell]) -> dict[str, Any]:
+    """The checked record at ``<root>/<table>/<cell id>.json``; :class:`RecordError` (one line
+    naming the file) when it is refused."""
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, ValueError) as err:
+        raise RecordError(f"{path}: unreadable ({' '.join(str(err).split())})") from None
+    why = check_record(record, path.parent.name, path.stem, cells)
+    if why:
+        raise RecordError(f"{_shown(path)}: {why}")
+    return record
+
+
+def _shown(path: Path) -> str:
+    with contextlib.suppress(ValueError):
+        return str(path.resolve().relative_to(ROOT))
+    return str(path)
+
+
+def read_records(root: str | os.PathLike = RESULTS) -> dict[str, dict[str, dict]]:
+    """Every record under ``root``: table -> cell id -> record, each checked (the first
+    refused one raises :class:`RecordError`)."""
+    out: dict[str, dict[str, dict]] = {}
+    root = Path(root)
+    for folder in sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
+        if folder.name not in TABLES:
+            raise RecordError(f"{_shown(folder)}: not a table ({', '.join(TABLES)})")
+        cells = {c.id: c for c in load_tables([folder.name])[0].cells}
+        out[folder.name] = {p.stem: read_record(p, cells) for p in sorted(folder.glob("*.json"))}
+    return out
+
+
+# ------------------------------------------------------------------------------- collecting
+def collect_cell(table: Table, res: CellResult, into: Path, runs: int, commit: str,
+                 machine: str | None, replace: bool) -> str:
+    """Write one cell's record (and checkpoint); returns what happened, for one line."""
+    if res.state not in ("ok", "partial"):
+        return {"missing": "no result", "stale": "only results of another experiment"}.get(
+            res.state, f"not complete ({res.state} {res.runs}/{runs})")
+    data = json.loads(res.path.read_text())
+    record = make_record(table, res, data, runs, commit, machine)
+    why = check_record(record, table.name, res.cell.id, {res.cell.id: res.cell})
+    if why:
+        raise RecordError(f"{res.path}: refused: {why}")
+    path = record_path(into, table.name, res.cell.id)
+    old = None
+    with contextlib.suppress(OSError, ValueError):
+        old = json.loads(path.read_text())
+    n_old = len(old.get("seeds", [])) if isinstance(old, dict) else 0
+    seeds = f"{len(record['seeds'])}/{runs} seeds"
+    if n_old > len(record["seeds"]) and not replace:
+        return f"kept: the record has {n_old} seeds, the newest result {seeds} (--replace)"
+    ckpt_path = path.with_suffix(".pt")
+    wants_ckpt = res.cell.dataset in CHECKPOINT_DATASETS
+    if old == record and (ckpt_path.is_file() or not wants_ckpt):
+        return f"unchanged ({seeds})"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    note = ""
+    if wants_ckpt:
+        blob = portable_checkpoint(_first_checkpoint(res, data))
+        write_atomic(ckpt_path, blob)
+        note = f", checkpoint {len(blob) / 1e6:.2f} MB"
+        if len(blob) > MAX_CHECKPOINT_BYTES:
+            note += " (over 1 MB)"
+    write_atomic(path, json.dumps(record, indent=1) + "\n")
+    return f"{'updated' if old is not None else 'written'} ({seeds}{note})"
+
+
+def collect_records(results: str | os.PathLike, tables: Sequence[str], into: Path,
+                    runs: int = EXPECTED_RUNS, extra: Sequence[str] = (),
+                    commit: str | None = None, machine: str | None = None,
+                    replace: bool = False, log: Callable[[str], Any] = print) -> int:
+    """Collect every cell of ``tables`` found under ``results``; returns the number of
+    results refused (each named on stderr). :class:`UsageError` before anything is read when
+    the project's commit is not known and ``commit`` is not given, or ``machine`` names a
+    host."""
+    commit = project_commit(commit)
+    why = machine_problem(machine) if machine is not None else None
+    if why:
+        raise UsageError(f"--{why}")
+    refused, tally = 0, {}  # what happened -> how many cells
+    for table in load_tables(tables):
+        for res in table_results(table, resolve(results), runs, extra=extra).values():
+            if res.state == "not implemented":
+                continue
+            try:
+                what = collect_cell(table, res, into, runs, commit, machine, replace)
+            except (RecordError, CheckpointError) as err:
+                print(f"error: {err}", file=sys.stderr)
+                refused += 1
+                continue
+            word = what.split(" (")[0].split(":")[0]
+            tally[word] = tally.get(word, 0) + 1
+            if what != "no result":
+                log(f"{table.name}/{res.cell.id}: {what}")
+    log("cells: " + ", ".join(f"{word} {n}" for word, n in tally.items())
+        + (f", refused {refused}" if refused else ""))
+    return refused

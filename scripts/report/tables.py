@@ -1,0 +1,243 @@
+"""The paper's tables from a sweep's results beside the published numbers, in markdown and CSV:
+rows models (ablation variants, depths), columns datasets, each cell mean ± std (ddof 0) over
+the runs with #Param, the paper's figure and ours − paper; then s/epoch beside the paper's."""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from data.files import WriteError
+from scripts.report import cells
+from scripts.report.cells import EXPECTED_RUNS, CellResult
+from scripts.sweep import Table, resolve
+from train.results import write_atomic
+
+MARKS = {"partial": "partial", "running": "running", "interrupted": "interrupted",
+         "failed": "failed", "diverged": "diverged", "killed": "killed",
+         "unknown": "unknown status"}
+CSV_FIELDS = ["table", "row", "column", "cell_id", "status", "runs", "expected_runs", "split",
+              "metric", "scale", "mean", "std", "num_params", "s_per_epoch", "epochs_mean",
+              "paper_mean", "paper_std", "paper_params", "paper_note", "diff", "result_file",
+              "device"]
+
+
+def fmt_num(x: float, digits: int, leading_zero: bool, sign: bool = False) -> str:
+    """``0.741`` -> ``.741`` (as the paper prints fractions) unless ``leading_zero``."""
+    s = f"{x:+.{digits}f}" if sign else f"{x:.{digits}f}"
+    if not leading_zero:
+        s = s.replace("0.", ".", 1) if s.lstrip("+-").startswith("0.") else s
+    return s
+
+
+def fmt_pm(mean: float, std: float, col: dict, sep: str = "±") -> str:
+    """``mean±std`` in a column's digits."""
+    digits, lead = int(col.get("digits", 3)), bool(col.get("leading_zero", False))
+    return f"{fmt_num(mean, digits, lead)}{sep}{fmt_num(std, digits, lead)}"
+
+
+def md_row(texts: Sequence[str]) -> str:
+    return "| " + " | ".join(c.replace("|", "\\|") for c in texts) + " |"
+
+
+def fmt_value(res: CellResult, col: dict, expected_runs: int) -> str:
+    if res.state in ("not implemented", "missing", "stale"):
+        return {"not implemented": "n/i", "missing": "—", "stale": "*stale*"}[res.state]
+    text = ""
+    if res.mean is not None:
+        scale = float(col.get("scale", 1))
+        text = fmt_pm(res.mean * scale, (res.std or 0.0) * scale, col)
+        text += "†" if res.split == "val" else ""
+        text += f" ({res.params})" if res.params is not None else ""
+    mark = MARKS.get(res.state)
+    if mark:
+        count = f" {res.runs}/{expected_runs}" if res.state != "failed" or res.runs else ""
+        text = f"{text} *{mark}{count}*".strip()
+    return text or "—"
+
+
+def fmt_published(entry: Any, col: dict, mark: str = "") -> str:
+    """``mean±std (#Param)``; ``ci95`` (a confidence half-width, as the successors' papers
+    print) takes the place of a missing std, and the table's notes say which it is."""
+    if entry is None:
+        return "–"
+    if not isinstance(entry, dict) or cells.finite(entry.get("mean")) is None:
+        return str(entry)  # e.g. OOM
+    spread = cells.finite(entry.get("std"))
+    spread = cells.finite(entry.get("ci95")) if spread is None else spread
+    text = fmt_pm(float(entry["mean"]), spread or 0.0, col) + mark
+    if entry.get("params") is not None:
+        text += f" ({entry['params']})"
+    return text
+
+
+def difference(res: CellResult, entry: Any, col: dict) -> float | None:
+    if res.mean is None or not isinstance(entry, dict) or cells.finite(entry.get("mean")) is None:
+        return None
+    return res.mean * float(col.get("scale", 1)) - float(entry["mean"])
+
+
+def render_table(table: Table, results: dict[tuple[str, str], CellResult], published: dict,
+                 expected_runs: int = EXPECTED_RUNS) -> tuple[str, list[dict]]:
+    """Markdown for one table and its CSV records."""
+    sources = cells.published_sources(table)
+    has_paper = any(isinstance(published.get(name), dict)
+                    for name in [table.name, *(src["table"] for src in sources)])
+    has_ci, used_val = False, False
+    marked: dict[str, str] = {}  # mark -> note, of the marked numbers shown
+    rows = list(table.rows) or list(dict.fromkeys(c.row for c in table.cells))
+    header = [{"ablation": "Variant", "depth": "Depth"}.get(table.name, "Model")]
+    for col in table.columns:
+        header += [str(col.get("label", col["name"]))] + (["paper", "Δ"] if has_paper else [])
+    lines = [f"### {table.title}", "", md_row(header), md_row(["---"] * len(header))]
+    records = []
+    for row in rows:
+        shown = [row]
+        for col in table.columns:
+            res = results.get((row, str(col["name"])))
+            entry, src = cells.find_published(published, table, sources, row, str(col["name"]))
+            mark = str(src.get("mark", "")) if src else ""
+            if mark and entry is not None:
+                marked[mark] = str(src.get("note", ""))
+            has_ci |= isinstance(entry, dict) and entry.get("std") is None \
+                and entry.get("ci95") is not None
+            if res is None:  # no cell for this row/column (e.g. DSGCN on SBM)
+                shown += ["", *([fmt_published(entry, col, mark), ""] if has_paper else [])]
+                continue
+            used_val |= res.split == "val" and res.mean is not None
+            shown.append(fmt_value(res, col, expected_runs))
+            diff = None if mark else difference(res, entry, col)
+            if has_paper:
+                digits, lead = int(col.get("digits", 3)), bool(col.get("leading_zero", False))
+                shown += [fmt_published(entry, col, mark),
+                          "" if diff is None else fmt_num(diff, digits, lead, sign=True)]
+            records.append(_csv_record(table, res, col, entry, diff, expected_runs))
+        lines.append(md_row(shown))
+    notes = ["† validation split: the data used has no test split."] if used_val else []
+    notes.append(f"mean ± std over the finished runs ({expected_runs} expected), (#Param); "
+                 "— no result, n/i not implemented; *partial/running/interrupted k/"
+                 f"{expected_runs}*: fewer runs than expected; *stale*: only results of "
+                 "another model, dataset or arguments (not counted).")
+    if has_paper:
+        notes.append("paper: published figure; Δ = ours − paper (in the table's units).")
+    if has_ci:
+        notes.append("± of a published figure without a std: the half-width of its 95% "
+                     "bootstrap confidence interval of the mean, as its paper prints it.")
+    notes += [note for note in marked.values() if note]
+    lines += ["", *notes, "", *render_speed(table, results, published)]
+    return "\n".join(lines), records
+
+
+def render_speed(table: Table, results: dict[tuple[str, str], CellResult],
+                 published: dict) -> list[str]:
+    """s/epoch per cell beside the paper's, and the AutoGCN/GCN ratio per column."""
+    rows = list(table.rows) or list(dict.fromkeys(c.row for c in table.cells))
+    pub = published.get("s_per_epoch", {}) if isinstance(published, dict) else {}
+
+    def paper(row: str, col: str) -> Any:
+        return pub[row].get(col) if isinstance(pub.get(row), dict) else None
+
+    header = ["", *(str(c.get("label", c["name"])) for c in table.columns)]
+    lines = [f"s/epoch ({table.name}; paper: one Titan XP GPU)", "", md_row(header),
+             md_row(["---"] * len(header))]
+    for row in rows:
+        shown = [row]
+        for col in table.columns:
+            res = results.get((row, str(col["name"])))
+            ours = "" if res is None or res.s_per_epoch is None else f"{res.s_per_epoch:.3g}"
+            theirs = paper(row, str(col["name"]))
+            shown.append(ours + (f" (paper {theirs})" if theirs is not None else ""))
+        lines.append(md_row(shown))
+    ratio = ["AutoGCN/GCN"]
+    for col in table.columns:
+        a, g = results.get(("AutoGCN", str(col["name"]))), results.get(("GCN", str(col["name"])))
+        text = f"{a.s_per_epoch / g.s_per_epoch:.2f}" if a and g and a.s_per_epoch \
+            and g.s_per_epoch else ""
+        pa, pg = paper("AutoGCN", str(col["name"])), paper("GCN", str(col["name"]))
+        if pa and pg:
+            text += f" (paper {pa / pg:.2f})"
+        ratio.append(text.strip())
+    if "AutoGCN" in rows and "GCN" in rows:
+        lines.append(md_row(ratio))
+    return lines + [""]
+
+
+def _csv_record(table: Table, res: CellResult, col: dict, entry: Any, diff: float | None,
+                expected_runs: int) -> dict:
+    scale = float(col.get("scale", 1))
+    paper = entry if isinstance(entry, dict) else {}
+
+    def blank(x: Any) -> Any:
+        return "" if x is None else x
+
+    return {
+        "table": table.name, "row": res.cell.row, "column": res.cell.column,
+        "cell_id": res.cell.id, "status": res.state, "runs": res.runs,
+        "expected_runs": expected_runs, "split": res.split or "", "metric": res.metric or "",
+        "scale": scale, "mean": "" if res.mean is None else res.mean * scale,
+        "std": "" if res.std is None else res.std * scale, "num_params": blank(res.params),
+        "s_per_epoch": blank(res.s_per_epoch), "epochs_mean": blank(res.epochs),
+        "paper_mean": paper.get("mean", ""), "paper_std": paper.get("std", ""),
+        "paper_params": paper.get("params", ""),
+        "paper_note": entry if isinstance(entry, str) else (
+            f"95% CI half-width {paper['ci95']}" if paper.get("ci95") is not None else ""),
+        "diff": blank(diff), "result_file": str(res.path) if res.path else "",
+        "device": res.device or "",
+    }
+
+
+def to_csv(records: list[dict]) -> str:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=CSV_FIELDS)
+    writer.writeheader()
+    writer.writerows(records)
+    return buf.getvalue()
+
+
+def make_tables(results_root: str | os.PathLike, out_dir: str | os.PathLike | None,
+                tables: Sequence[str | Table], runs: int = EXPECTED_RUNS,
+                published_path: str | os.PathLike = cells.PUBLISHED,
+                sbm_metric: str = "acc", extra: Sequence[str] | None = ()) -> str:
+    """Write ``<out_dir>/<table>.md|.csv`` and ``tables.md``; return the markdown.
+
+    ``tables``: names (checked by :func:`cells.load_tables`) or loaded tables. ``extra``: the
+    arguments the sweep passed to every cell after ``--``; results run with other arguments
+    are stale, shown as such and named on stderr, one line per cell. Malformed or foreign
+    result files are named on stderr and skipped. Nothing is written until every table is
+    rendered."""
+    loaded = [t if isinstance(t, Table) else cells.load_tables([t])[0] for t in tables]
+    published = cells.load_published(published_path)
+    root = resolve(results_root)
+    if not root.is_dir():
+        print(f"warning: no results under {root}; every cell is reported missing",
+              file=sys.stderr)
+    parts = [f"# AutoGCN reproduction: results from {root} "
+             f"({time.strftime('%Y-%m-%d %H:%M')})", ""]
+    files: dict[str, str] = {}
+    for table in loaded:
+        results = cells.table_results(table, root, runs, sbm_metric, extra)
+        for res in results.values():
+            for problem in res.problems:
+                print(f"warning: skipped {problem}", file=sys.stderr)
+            if res.stale:
+                print(cells.stale_line(table.name, res), file=sys.stderr)
+        md, records = render_table(table, results, published, runs)
+        parts.append(md)
+        files[f"{table.name}.md"] = md + "\n"
+        files[f"{table.name}.csv"] = to_csv(records)
+    text = "\n".join(parts)
+    files["tables.md"] = text + "\n"
+    if out_dir is not None:  # each file whole: a full disk leaves the earlier versions
+        out = resolve(out_dir)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise WriteError(f"cannot create {out}: {err.strerror or err}") from None
+        for name, content in files.items():
+            write_atomic(out / name, content)
+    return text
