@@ -6,7 +6,7 @@
 # TABLE: node | heterophily | graph | ablation | depth (cells in scripts/tables/TABLE.yaml),
 # or successors (GPR-GNN, BernNet, ChebNetII, JacobiConv beside AutoGCN, ChebNet and GCN at
 # equal budgets on the paper's nine datasets) | successors_published (PubMed and Squirrel under
-# the successors' own protocol; give --runs 10 here and to make_tables).
+# the successors' own protocol; give --runs 10 here and to report tables).
 # Examples:
 #   scripts/reproduce.sh ablation --gpus 0,1,2,3
 #   scripts/reproduce.sh graph --data_dir ZINC=DIR1 --data_dir MNIST=DIR2
@@ -16,7 +16,7 @@
 # Paths given on the command line are relative to the folder you run it from.
 # Results: out/reproduce/TABLE/<cell id>/ in the project (--out_root); rerunning resumes (complete cells are
 # skipped, --force reruns them; a cell another sweep is running is skipped). --gpus is refused
-# where no such CUDA GPU is visible. Then: python -m scripts.make_tables
+# where no such CUDA GPU is visible. Then: python -m scripts.report tables
 # Exit codes: 0 done, 1 a cell failed, 2 bad input, 130 Ctrl-C, 143 SIGTERM (also when only
 # a cell was stopped, e.g. by a time limit: its finished runs are kept).
 set -euo pipefail
