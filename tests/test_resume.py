@@ -236,6 +236,55 @@ def test_a_running_or_complete_run_is_left_alone(data, tmp_path, monkeypatch, ca
     assert {f: f.read_bytes() for f in run_dir.rglob("*") if f.is_file()} == files
 
 
+def test_a_restart_takes_the_runs_own_config(data, tmp_path, monkeypatch):
+    """``--resume RUN_DIR --restart`` without ``--config``: the new run is the old one's
+    experiment from its first epoch (a GCN run restarts as GCN, with its options), not the
+    script's defaults (AutoGCN)."""
+    out = tmp_path / "out"
+    gcn = "configs/molecules_graph_regression_GCN_ZINC.json"
+    args = [gcn if a.endswith("_AUTOGCN_ZINC.json") else a for a in _args("zinc", data, out)]
+
+    def stop(index: int, epoch: int) -> None:
+        if (index, epoch) == (0, 1):
+            raise Interrupted(signal.SIGTERM)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(runner, "_pause_for_tests", stop)
+        assert runner.main(ZINC, args) == 143
+    run_dir = _only_run_dir(out)
+    assert runner.main(ZINC, ["--resume", str(run_dir), "--restart", "--epochs", "1"]) == 0
+    (new,) = [p for p in out.iterdir() if p.is_dir() and p != run_dir]
+    old_cfg = json.loads((run_dir / "config.json").read_text())
+    new_cfg = json.loads((new / "config.json").read_text())
+    assert new_cfg["model"] == "GCN" and new_cfg["net_params"] == old_cfg["net_params"]
+    assert new_cfg["params"]["epochs"] == 1 and json.loads(
+        (new / "results.json").read_text())["status"] == "complete"
+
+
+def test_a_dangling_state_link_is_named_and_leftovers_are_cleaned(data, tmp_path, monkeypatch,
+                                                                   capsys):
+    """A ``state.pt`` that is a link to nothing is refused in one line (not taken as "no
+    state", which would restart the seed without a word); a killed writer's partial
+    ``.state.pt.tmpPID`` is removed when the folder is next opened."""
+    run_dir = _interrupted_in_process("zinc", data, tmp_path / "out", monkeypatch)
+    state = run_dir / STATE_FILE
+    kept = state.with_name("kept.pt")
+    state.rename(kept)
+    state.symlink_to(run_dir / "gone.pt")
+    _refused(capsys, "zinc", ["--resume", str(run_dir)], "link to nothing")
+    state.unlink()
+    kept.rename(state)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()
+    leftover = run_dir / f".{STATE_FILE}.tmp{dead}"
+    leftover.write_bytes(b"half a state")
+    mine = run_dir / f".{STATE_FILE}.tmp{os.getppid()}"  # a live writer's: not touched
+    mine.write_bytes(b"being written")
+    assert runner.main(ZINC, ["--resume", str(run_dir)]) == 0
+    assert not leftover.exists() and mine.exists()
+    assert json.loads((run_dir / "results.json").read_text())["status"] == "complete"
+
+
 def test_the_state_loads_without_unpickling_code(data, tmp_path, monkeypatch):
     run_dir = _interrupted_in_process("sbm", data, tmp_path / "out", monkeypatch, at=(1, 2))
     saved = torch.load(run_dir / STATE_FILE, weights_only=True)
