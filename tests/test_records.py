@@ -25,7 +25,7 @@ from scripts.report import reproduction as report
 from scripts.report.__main__ import main
 from train.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from train.config import load_config
-from train.results import summarise
+from train.run_folder import summarise
 
 ROOT = Path(__file__).resolve().parent.parent
 SEEDS = [4565, 7432, 9823, 2113, 5812]  # the release's seeds (train/runner.py: release_seeds)

@@ -30,7 +30,7 @@ with startup():
     from scripts.report.tables import make_tables
     from scripts.sweep import EXTRA_TABLES, TABLES, SweepError, check_extra, resolve
     from train.errors import UsageError, run_tool
-    from train.results import write_atomic
+    from train.run_folder import write_atomic
 
 
 def build_parser() -> ArgumentParser:

@@ -35,7 +35,7 @@ from scripts.report.cells import EXPECTED_RUNS, CellResult, load_tables, table_r
 from scripts.sweep import ROOT, TABLES, Cell, Table, requested_runs, resolve, script_config
 from train.checkpoint import CheckpointError, load_checkpoint
 from train.errors import UsageError
-from train.results import summarise, write_atomic
+from train.run_folder import summarise, write_atomic
 
 RESULTS = ROOT / "results"
 #: The project's checkout: its commit is the one a record states.

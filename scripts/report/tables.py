@@ -16,7 +16,7 @@ from data.files import WriteError
 from scripts.report import cells
 from scripts.report.cells import EXPECTED_RUNS, CellResult
 from scripts.sweep import Table, resolve
-from train.results import write_atomic
+from train.run_folder import write_atomic
 
 MARKS = {"partial": "partial", "running": "running", "interrupted": "interrupted",
          "failed": "failed", "diverged": "diverged", "killed": "killed",
