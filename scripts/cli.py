@@ -5,9 +5,6 @@ the command line is parsed (:class:`~train.errors.ArgumentParser`; after it, the
 
 from __future__ import annotations
 
-if not __package__:  # as every file in scripts/
-    import _project_root  # noqa: F401
-
 import argparse
 import math
 import os

@@ -1,8 +1,17 @@
-"""Dataset diagnostics: a readable report, a JSON file and a PNG for any dataset the project loads.
+"""Dataset diagnostics (a readable report, a JSON file and a PNG for any dataset the project
+loads) and the figure of trained models' learned filters.
 
     python -m scripts.diagnose --dataset NAME --data_dir DIR [--max_graphs N] [--checkpoint CKPT]
                                [--out DIR] [--data_source S] [--cache_dir D] [--split_ratio R]
                                [--sizes_only]
+    python -m scripts.diagnose --checkpoint CKPT [CKPT ...] [--out filters.png] [--points 201]
+                               [--data_dir DIR] [--data_source S] [--exact_max_nodes N]
+                               [--cheb_order N] [--spectral_graphs N]
+
+Without ``--dataset``, the checkpoints' learned frequency responses are drawn in one figure,
+one panel each, over their dataset's label energy when ``--data_dir`` is given
+(:mod:`scripts.learned_filters` says what is drawn, on which λ axis, and why). The rest of this
+text is the dataset report.
 
 The one command for dataset statistics. It loads the dataset through the project's loaders, so
 it also generates the SBM files into ``--data_dir`` and builds the superpixel cache in
@@ -20,13 +29,13 @@ spectrum is reported instead.
 Batched-graph datasets are measured on the graphs loaded (``--max_graphs`` per split): homophily
 and duplicates on their disjoint union, the spectrum exactly per graph on a seeded sample of
 ``--spectral_graphs`` training graphs, averaged. For SQUIRREL the report adds Platonov et al.
-(2023)'s filtered Squirrel (:func:`data.node_datasets.filtered_squirrel`) and its measures.
+(2023)'s filtered Squirrel (:func:`data.squirrel.filtered_squirrel`) and its measures.
 
 ``--checkpoint`` (a checkpoint of this project of a model with learned spectral filters: AutoGCN,
 ChebNet, GPR-GNN, BernNet, ChebNetII, JacobiConv) reports and draws every learned F(λ) over the
 label-energy histogram: do the filters pass the bands where the labels live? (GPR-GNN's λ is that
-of its own operator, with self-loops: see :mod:`scripts.plot_filters`, which draws several
-checkpoints in one figure.)
+of its own operator, with self-loops: see :mod:`scripts.learned_filters`; without ``--dataset``
+several checkpoints are drawn in one figure.)
 
 Writes ``<out>/<DATASET>_diagnostics.json`` and ``.png`` (headless; without matplotlib one line
 says so and the JSON is still written; ``--sizes_only``: the JSON only). Options are checked
@@ -39,9 +48,6 @@ interrupted generation or build is never taken for complete data).
 """
 
 from __future__ import annotations
-
-if not __package__:  # run as a file: python scripts/diagnose.py
-    import _project_root  # noqa: F401
 
 import argparse
 import json
@@ -62,16 +68,12 @@ with startup():
     from data.files import write_atomic
     from data.graph import Graph
     from data.loaders import GRAPH_SOURCES, SOURCE_CHOICES, load_graph_dataset, load_node_data
-    from data.node_datasets import (
-        SPLIT_RATIOS,
-        NodeDataset,
-        filtered_squirrel,
-        outlink_groups,
-        random_split,
-    )
+    from data.node_datasets import SPLIT_RATIOS, NodeDataset, random_split
     from data.sbm import SBM_NAMES, SBM_VARIANT_ALIASES, SBM_VARIANTS, check_variant
+    from data.squirrel import filtered_squirrel, outlink_groups
     from scripts import cli
     from scripts import diagnostics as dg
+    from scripts import learned_filters as lf
     from train.errors import run_tool
 
 DEFAULT_OUT = "out/diagnostics"
@@ -81,6 +83,7 @@ NOT_APPLICABLE = "not_applicable"
 # estimate (one sparse product per moment) would run for hours or exhaust memory.
 MAX_EXACT_NODES = 10_000
 MAX_SPECTRAL_GRAPHS = 100_000
+REPORT_GRAPHS, FIGURE_GRAPHS = 200, 50  # --spectral_graphs left out
 
 
 # ============================================================================ loading
@@ -267,43 +270,10 @@ def diagnose_graph_dataset(ds: GraphDataset, args: argparse.Namespace,
     everything = [s for split in splits.values() for s in split]
     union = Graph.batch([g for g, _ in everything])
     adj = dg.graph_adjacency(union)
-    feat = union.ndata["feat"]
     report["degrees"] = dg.degree_statistics(union)
     train_name = "train" if "train" in splits else next(iter(splits))
-    train = splits[train_name]
-    held = splits.get("test") or splits.get("val")
-    no_node_labels = ("labels are per graph (" + ("a regression target" if task == "regression"
-                      else "a graph class") + "): there are no node labels")
-    if task == "node":
-        node_y = torch.cat([y for _, y in everything])
-        lab = dg.class_balance(node_y, ds.num_classes)
-        if held is not None:
-            lab["majority_accuracy_test"] = dg.majority_accuracy(
-                torch.cat([y for _, y in train]), torch.cat([y for _, y in held]))
-        report["labels"] = lab
-        report["homophily"] = {**dg.homophily(adj, node_y),
-                               "over": f"the disjoint union of the {len(everything)} graphs loaded"}
-        plot["classes"] = lab["counts"]
-    elif task == "graph":
-        gy = torch.cat([y.reshape(-1) for _, y in train])
-        lab = dg.class_balance(gy, ds.num_classes)
-        lab["of"] = f"graph labels of the {train_name} split"
-        if held is not None:
-            lab["majority_accuracy_test"] = dg.majority_accuracy(
-                gy, torch.cat([y.reshape(-1) for _, y in held]))
-        report["labels"] = lab
-        report["homophily"] = _na(no_node_labels)
-        plot["classes"] = lab["counts"]
-    else:
-        t = {k: dg.target_statistics(torch.cat([y.reshape(-1) for _, y in v]))
-             for k, v in splits.items()}
-        tr = torch.cat([y.reshape(-1) for _, y in train])
-        report["targets"] = {**t, "constant_median_mae": {
-            k: dg.constant_mae(tr, torch.cat([y.reshape(-1) for _, y in v]))
-            for k, v in splits.items() if k != "train"}}
-        report["homophily"] = _na(no_node_labels)
-        plot["targets"] = tr.numpy()
-    groups = dg.duplicate_groups(feat, adj)
+    report.update(_graph_labels(task, ds, splits, train_name, adj, plot))
+    groups = dg.duplicate_groups(union.ndata["feat"], adj)
     report["duplicates"] = {
         "definition": "same feature vector and same neighbour set, within one graph",
         **dg.duplicate_summary(groups, torch.cat([y for _, y in everything]) if task == "node"
@@ -311,6 +281,55 @@ def diagnose_graph_dataset(ds: GraphDataset, args: argparse.Namespace,
         "split_crossing": _na("splits are whole graphs: a node and its duplicate always lie in "
                               "the same graph, hence the same split"),
     }
+    report["spectrum"] = _graph_spectrum(task, ds, splits[train_name], train_name, args)
+    plot["degrees"] = np.diff(adj.indptr)
+    return report
+
+
+def _no_node_labels(task: str) -> str:
+    return ("labels are per graph (" + ("a regression target" if task == "regression"
+            else "a graph class") + "): there are no node labels")
+
+
+def _graph_labels(task: str, ds: GraphDataset, splits: dict[str, Any], train_name: str,
+                  adj: Any, plot: dict[str, Any]) -> dict[str, Any]:
+    """Labels (node or graph classes: balance, majority accuracy) or regression targets
+    (statistics, the constant predictor's MAE), and homophily where there are node labels."""
+    train = splits[train_name]
+    held = splits.get("test") or splits.get("val")
+    if task == "node":
+        everything = [s for split in splits.values() for s in split]
+        node_y = torch.cat([y for _, y in everything])
+        lab = dg.class_balance(node_y, ds.num_classes)
+        if held is not None:
+            lab["majority_accuracy_test"] = dg.majority_accuracy(
+                torch.cat([y for _, y in train]), torch.cat([y for _, y in held]))
+        plot["classes"] = lab["counts"]
+        return {"labels": lab, "homophily": {
+            **dg.homophily(adj, node_y),
+            "over": f"the disjoint union of the {len(everything)} graphs loaded"}}
+    if task == "graph":
+        gy = torch.cat([y.reshape(-1) for _, y in train])
+        lab = dg.class_balance(gy, ds.num_classes)
+        lab["of"] = f"graph labels of the {train_name} split"
+        if held is not None:
+            lab["majority_accuracy_test"] = dg.majority_accuracy(
+                gy, torch.cat([y.reshape(-1) for _, y in held]))
+        plot["classes"] = lab["counts"]
+        return {"labels": lab, "homophily": _na(_no_node_labels(task))}
+    t = {k: dg.target_statistics(torch.cat([y.reshape(-1) for _, y in v]))
+         for k, v in splits.items()}
+    tr = torch.cat([y.reshape(-1) for _, y in train])
+    plot["targets"] = tr.numpy()
+    return {"targets": {**t, "constant_median_mae": {
+        k: dg.constant_mae(tr, torch.cat([y.reshape(-1) for _, y in v]))
+        for k, v in splits.items() if k != "train"}}, "homophily": _na(_no_node_labels(task))}
+
+
+def _graph_spectrum(task: str, ds: GraphDataset, train: Any, train_name: str,
+                    args: argparse.Namespace) -> dict[str, Any]:
+    """Label and input-feature energy per band, exact per graph on a seeded sample of
+    ``--spectral_graphs`` training graphs, averaged."""
     gen = np.random.default_rng(args.seed)
     take = min(args.spectral_graphs, len(train))
     sample = [train[int(i)] for i in np.sort(gen.choice(len(train), take, replace=False))]
@@ -320,46 +339,10 @@ def diagnose_graph_dataset(ds: GraphDataset, args: argparse.Namespace,
         spectrum["label_energy"] = dg.mean_spectral_energy(_graph_signal_items(
             sample, lambda g, y: dg.label_signal(y, ds.num_classes)))
     else:
-        spectrum["label_energy"] = _na(no_node_labels)
+        spectrum["label_energy"] = _na(_no_node_labels(task))
     spectrum["feature_energy"] = dg.mean_spectral_energy(_graph_signal_items(
         sample, lambda g, y: dg.feature_signal(g.ndata["feat"], ds.in_dim, seed=args.seed)))
-    report["spectrum"] = spectrum
-    plot["degrees"] = np.diff(adj.indptr)
-    return report
-
-
-# ============================================================================ checkpoint
-def checkpoint_filters(path: str, points: int = LAMBDA_POINTS) -> dict[str, Any]:
-    """Every learned filter's F(λ) on ``points`` values of λ in [0, 2] (AutoGCN's low/mid/high
-    per layer, ChebNet's RMS gain per layer, the successors' filter:
-    :func:`scripts.plot_filters.learned_responses`), plus each one's mean response per band.
-    ``axis`` says which spectrum λ belongs to: ``laplacian`` (L without self-loops, as the label
-    energy here) or, for GPR-GNN, ``self_loop_laplacian`` (its own operator, with self-loops;
-    :mod:`scripts.plot_filters` explains why the two cannot be mapped onto each other)."""
-    from scripts.plot_filters import band_means, learned_responses
-    from train.checkpoint import CheckpointError, load_checkpoint, model_from_checkpoint
-
-    ckpt = load_checkpoint(path)
-    net = model_from_checkpoint(ckpt)
-    cfg = ckpt["config"]
-    lam = torch.linspace(0.0, 2.0, points, dtype=torch.float64)
-    responses = learned_responses(net, lam)
-    if not responses:
-        raise CheckpointError(f"{path}: model {cfg.get('model')!r} has no learned spectral "
-                              "filter (AutoGCN, ChebNet, GPRGNN, BERNNET, CHEBNETII, JACOBICONV)")
-    modules = dict(net.named_modules())
-    out_layers: dict[str, dict[str, Any]] = {}
-    for r in responses:
-        module = modules[r.layer]
-        layer = out_layers.setdefault(r.layer, {
-            "name": r.layer, "in_dim": getattr(module, "in_dim", None),
-            "out_dim": getattr(module, "out_dim", None), "mode": getattr(module, "mode", None),
-            "axis": r.axis, "response": {}, "band_mean_response": {}})
-        layer["response"][r.kind] = r.curves.tolist()
-        layer["band_mean_response"][r.kind] = band_means(r.curves, lam)
-    return {"path": str(path), "model": cfg.get("model"), "dataset": cfg.get("dataset"),
-            "epoch": ckpt.get("epoch"), "seed": ckpt.get("seed"), "lambda": lam.tolist(),
-            "layers": list(out_layers.values())}
+    return spectrum
 
 
 # ============================================================================ text report
@@ -486,17 +469,6 @@ def _measure_lines(r: dict[str, Any], lines: list[str], row) -> None:
 
 
 # ============================================================================ picture
-def _pyplot():
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return None
-    return plt
-
-
 def _energy_hist(ax, e: dict[str, Any], title: str, colour: str) -> bool:
     if NOT_APPLICABLE in e or "histogram" not in e:
         ax.text(0.5, 0.5, "not applicable:\nno node labels" if NOT_APPLICABLE in e
@@ -527,7 +499,7 @@ def _energy_hist(ax, e: dict[str, Any], title: str, colour: str) -> bool:
 
 def write_png(r: dict[str, Any], plot: dict[str, Any], path: Path) -> bool:
     """The picture; False (and nothing written) without matplotlib."""
-    plt = _pyplot()
+    plt = lf.pyplot()
     if plt is None:
         return False
     layers = r.get("checkpoint", {}).get("layers", [])
@@ -537,14 +509,33 @@ def write_png(r: dict[str, Any], plot: dict[str, Any], path: Path) -> bool:
     s = r["spectrum"]
     _energy_hist(axes[0][0], s["label_energy"], "label energy", "tab:blue")
     _energy_hist(axes[0][1], s["feature_energy"], "input-feature energy", "tab:orange")
-    ax = axes[0][2]
-    deg = np.asarray(plot.get("degrees", []))
+    _degree_panel(axes[0][2], np.asarray(plot.get("degrees", [])))
+    _label_panel(axes[0][3], plot)
+    label_e = s["label_energy"]
+    back, what = (label_e, "label") if "histogram" in label_e else (s["feature_energy"],
+                                                                     "feature")
+    lam = np.asarray(r.get("checkpoint", {}).get("lambda", []))
+    for k, layer in enumerate(layers):
+        _layer_panel(axes[1 + k // ncols][k % ncols], layer, lam, back, what)
+    for k in range(len(layers), (nrows - 1) * ncols):
+        axes[1 + k // ncols][k % ncols].axis("off")
+    fig.suptitle(f"{r['dataset']}: {r['task']}", fontsize=11)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def _degree_panel(ax, deg: np.ndarray) -> None:
     if deg.size:
         ax.hist(deg, bins=min(60, max(5, int(deg.max()) + 1)), color="tab:gray", log=True)
     ax.set_title(f"degrees (mean {deg.mean():.1f}, max {deg.max() if deg.size else 0})"
                  if deg.size else "degrees", fontsize=9)
     ax.set_xlabel("degree")
-    ax = axes[0][3]
+
+
+def _label_panel(ax, plot: dict[str, Any]) -> None:
     if "classes" in plot:
         counts = plot["classes"]
         ax.bar(range(len(counts)), counts, color="tab:green")
@@ -555,45 +546,26 @@ def write_png(r: dict[str, Any], plot: dict[str, Any], path: Path) -> bool:
     elif "targets" in plot:
         ax.hist(plot["targets"], bins=50, color="tab:green")
         ax.set_title("training targets", fontsize=9)
-    label_e = s["label_energy"]
-    back = label_e if "histogram" in label_e else s["feature_energy"]
-    back_name = "label" if back is label_e else "feature"
-    from scripts.plot_filters import COLOURS as colours
 
-    lam = np.asarray(r.get("checkpoint", {}).get("lambda", []))
-    for k, layer in enumerate(layers):
-        ax = axes[1 + k // ncols][k % ncols]
-        if "histogram" in back:
-            h = back["histogram"]
-            edges = np.asarray(h["edges"])
-            twin = ax.twinx()
-            twin.bar(edges[:-1], np.asarray(h["energy"]) / np.diff(edges), width=np.diff(edges),
-                     align="edge", color="lightgrey", alpha=0.8)
-            twin.set_ylabel(f"{back_name} energy density", fontsize=7)
-            ax.set_zorder(twin.get_zorder() + 1)
-            ax.patch.set_visible(False)
-        for f, curves in layer["response"].items():
-            for b, curve in enumerate(curves):
-                ax.plot(lam, curve, color=colours.get(f, "black"),
-                        linestyle="-" if b == 0 else "--", label=f if b == 0 else None)
-        ax.axhline(0.0, color="grey", linewidth=0.6)
-        ax.set_xlim(0, 2)
-        dims = (f" ({layer['in_dim']}→{layer['out_dim']})" if layer.get("in_dim") is not None
-                else "")
-        ax.set_title(f"{layer['name']}{dims}: F(λ)", fontsize=9)
-        if layer.get("axis") == "self_loop_laplacian":  # GPR-GNN: another spectrum
-            ax.set_xlabel("λ̃ of its own operator (self-loops); background: L's", fontsize=7)
-        else:
-            ax.set_xlabel("λ")
-        ax.legend(fontsize=7, loc="upper center")
-    for k in range(len(layers), (nrows - 1) * ncols):
-        axes[1 + k // ncols][k % ncols].axis("off")
-    fig.suptitle(f"{r['dataset']}: {r['task']}", fontsize=11)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return True
+
+def _layer_panel(ax, layer: dict[str, Any], lam: np.ndarray, back: dict[str, Any],
+                 what: str) -> None:
+    """One layer's learned F(λ) over the dataset's label (else feature) energy."""
+    lf.energy_background(ax, back, what)
+    for f, curves in layer["response"].items():
+        for b, curve in enumerate(curves):
+            ax.plot(lam, curve, color=lf.COLOURS.get(f, "black"),
+                    linestyle="-" if b == 0 else "--", label=f if b == 0 else None)
+    ax.axhline(0.0, color="grey", linewidth=0.6)
+    ax.set_xlim(0, 2)
+    dims = (f" ({layer['in_dim']}→{layer['out_dim']})" if layer.get("in_dim") is not None
+            else "")
+    ax.set_title(f"{layer['name']}{dims}: F(λ)", fontsize=9)
+    if layer.get("axis") == lf.SELF_LOOPS:  # GPR-GNN: another spectrum
+        ax.set_xlabel("λ̃ of its own operator (self-loops); background: L's", fontsize=7)
+    else:
+        ax.set_xlabel("λ")
+    ax.legend(fontsize=7, loc="upper center")
 
 
 # ============================================================================ entry point
@@ -612,12 +584,21 @@ def _clean(obj: Any) -> Any:
     return obj
 
 
+# Options of the dataset report only (the filter figure refuses them).
+REPORT_ONLY = ("max_graphs", "cache_dir", "workers", "sbm_variant", "split_ratio", "seed",
+               "sizes_only")
+DEFAULT_SEED = 4565
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = cli.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--dataset", required=True,
+    p.add_argument("--dataset", default=None,
                    help="SBM_CLUSTER, SBM_PATTERN, ZINC, MNIST, CIFAR10, PUBMED, SQUIRREL, "
-                        "ARXIV_YEAR or YELPCHI")
-    p.add_argument("--data_dir", type=cli.data_folder, default=None, metavar="DIR")
+                        "ARXIV_YEAR or YELPCHI: the dataset report (without it: the filter "
+                        "figure of --checkpoint)")
+    p.add_argument("--data_dir", type=cli.data_folder, default=None, metavar="DIR",
+                   help="the dataset's folder (the filter figure: draw its label energy "
+                        "behind the responses)")
     p.add_argument("--data_source", default=None, choices=SOURCE_CHOICES)
     p.add_argument("--max_graphs", type=cli.int_in(1, cli.MAX_GRAPHS), default=None,
                    help="batched-graph datasets: the first N graphs of each split "
@@ -631,21 +612,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--split_ratio", type=cli.split_ratio, default=None,
                    help="node datasets: train,val,test fractions of the random split, e.g. "
                         "0.6,0.2,0.2 or 60/20/20")
-    p.add_argument("--seed", type=cli.seed_int, default=4565,
+    p.add_argument("--seed", type=cli.seed_int, default=None,
                    help=f"random split, graph sample and feature sketch seed (0 to "
-                        f"{cli.MAX_SEED})")
-    p.add_argument("--sizes_only", action="store_true",
+                        f"{cli.MAX_SEED}; default {DEFAULT_SEED})")
+    p.add_argument("--sizes_only", action="store_true", default=None,
                    help="report where the data came from and the size of every split only, "
                         "without the measures: the quick way to generate the SBM files or build "
                         "a superpixel cache (full datasets take minutes and GBs to measure)")
-    p.add_argument("--checkpoint", default=None,
-                   help="a checkpoint of this project of a model with learned spectral filters "
-                        "(AutoGCN, ChebNet, GPRGNN, BERNNET, CHEBNETII, JACOBICONV)")
-    p.add_argument("--out", type=cli.out_folder, default=DEFAULT_OUT,
-                   help="folder for the JSON and the PNG")
-    p.add_argument("--spectral_graphs", type=cli.int_in(1, MAX_SPECTRAL_GRAPHS), default=200,
+    p.add_argument("--checkpoint", nargs="+", default=None, metavar="CKPT",
+                   help="checkpoint(s) of this project of models with learned spectral filters "
+                        "(AutoGCN, ChebNet, GPRGNN, BERNNET, CHEBNETII, JACOBICONV): with "
+                        "--dataset one, its filters in the report; without, one panel each "
+                        "in the filter figure")
+    p.add_argument("--out", default=None,
+                   help=f"the report: folder for the JSON and the PNG (default {DEFAULT_OUT}); "
+                        "the filter figure: image to write, ending in "
+                        + ", ".join(cli.PLOT_SUFFIXES) + " (default for one checkpoint: "
+                        "<checkpoint>_filters.png next to it)")
+    p.add_argument("--points", type=cli.int_in(2, cli.MAX_PLOT_POINTS), default=LAMBDA_POINTS,
+                   help=f"λ samples of a response on [0, 2], 2 to {cli.MAX_PLOT_POINTS} "
+                        f"(default {LAMBDA_POINTS})")
+    p.add_argument("--spectral_graphs", type=cli.int_in(1, MAX_SPECTRAL_GRAPHS), default=None,
                    help="batched-graph datasets: graphs in the spectral sample (1 to "
-                        f"{MAX_SPECTRAL_GRAPHS})")
+                        f"{MAX_SPECTRAL_GRAPHS}; default {REPORT_GRAPHS} for the report, "
+                        f"{FIGURE_GRAPHS} for the figure's label energy)")
     p.add_argument("--exact_max_nodes", type=cli.int_in(0, MAX_EXACT_NODES),
                    default=dg.EXACT_MAX_NODES,
                    help="exact eigendecomposition up to this many nodes, Chebyshev above (0 to "
@@ -658,10 +648,37 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    """The options, checked before anything is loaded or written."""
+    """The options, checked before anything is loaded or written; ``args.figure``: no
+    ``--dataset``, the filter figure of ``--checkpoint``."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.figure = args.dataset is None
+    if args.figure:
+        if not args.checkpoint:
+            parser.error("give --dataset NAME (the dataset report) or --checkpoint CKPT "
+                         "[CKPT ...] (the filter figure)")
+        given = [f"--{name}" for name in REPORT_ONLY if getattr(args, name) is not None]
+        if given:
+            parser.error(f"{', '.join(given)}: for the dataset report (give --dataset); the "
+                         "filter figure of --checkpoint has no such option")
+        args.spectral_graphs = args.spectral_graphs or FIGURE_GRAPHS
+        return args
+    _check_report_args(parser, args)
+    return args
+
+
+def _check_report_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     args.dataset = args.dataset.upper().replace("-", "_")
+    args.seed = DEFAULT_SEED if args.seed is None else args.seed
+    args.sizes_only = bool(args.sizes_only)
+    args.spectral_graphs = args.spectral_graphs or REPORT_GRAPHS
+    try:
+        args.out = cli.out_folder(DEFAULT_OUT if args.out is None else args.out)
+    except argparse.ArgumentTypeError as err:
+        parser.error(f"--out: {err}")
+    if args.checkpoint and len(args.checkpoint) > 1:
+        parser.error("--checkpoint: the dataset report takes one checkpoint (without "
+                     "--dataset, several are drawn in one figure)")
     if args.sizes_only and args.checkpoint:
         parser.error("--checkpoint draws the filters over the measured spectrum: leave out "
                      "--sizes_only")
@@ -673,7 +690,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
             check_variant(args.dataset, args.sbm_variant)
         except ValueError as err:
             parser.error(f"--sbm_variant: {err}")
-    return args
 
 
 def run(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -689,7 +705,7 @@ def run(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
         report = diagnose_graph_dataset(ds, args, plot)
     report = {"dataset": ds.name, "origin": _origin(ds.info), **report}
     if args.checkpoint:
-        report["checkpoint"] = checkpoint_filters(args.checkpoint)
+        report["checkpoint"] = lf.checkpoint_filters(args.checkpoint[0], args.points)
         trained_on = str(report["checkpoint"]["dataset"] or "").upper()
         if trained_on and trained_on != args.dataset:
             notes.append(f"the checkpoint was trained on {trained_on}, not {args.dataset}")
@@ -700,6 +716,12 @@ def run(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = parse_args(argv)
+    if args.figure:
+        path = lf.plot_filters(args.checkpoint, args.out, args.points, args.data_dir,
+                               args.data_source, args.exact_max_nodes, args.cheb_order,
+                               args.spectral_graphs)
+        print(f"wrote {path}")
+        return 0
     report, plot = run(args)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -38,7 +38,7 @@ neighbour set (open neighbourhoods of the simple symmetrised graph), the notion 
 2023 ("A critical look at the evaluation of GNNs under heterophily: are we really making
 progress?", ICLR 2023) describe for Squirrel and Chameleon. A duplicate of a training node in the
 test set leaks its label. ``features=None`` gives *structural twins* (same neighbour set, any
-features). :func:`data.node_datasets.filtered_squirrel` reproduces their *published* filtered
+features). :func:`data.squirrel.filtered_squirrel` reproduces their *published* filtered
 Squirrel exactly, but with a different rule, on the directed edge list (see there).
 
 Spectrum
@@ -82,9 +82,6 @@ of a signal matrix ``Y`` (one column per class: the one-hot labels) at eigenvalu
 """
 
 from __future__ import annotations
-
-if not __package__:  # loaded as a file: python scripts/diagnostics.py
-    import _project_root  # noqa: F401
 
 import math
 from collections.abc import Iterable, Sequence

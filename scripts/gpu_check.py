@@ -1,6 +1,6 @@
 """Prove the GPU path on this machine: one ``PASS|FAIL|SKIP <check> <detail>`` line per check.
 
-    bash scripts/gpu_check.sh            # or: python -m scripts.gpu_check [--quick]
+    python -m scripts.gpu_check [--quick]
 
 Run from the project root on a machine with a CUDA GPU (about 3 minutes on an H200; longer
 with the compiler's cache empty). Without a GPU it says so in one line and exits 0. Exit
@@ -29,16 +29,13 @@ status 1 when any check fails. The checks:
 * ``main_<task>``: each main script, 2 epochs on tiny data with ``--gpu_id 0`` (the results say
   cuda), then ``evaluate_checkpoint.py --use_gpu`` reproducing the run's metrics.
 * ``sweep``: a one-cell sweep with ``--gpus 0``.
-* ``benchmark``: ``scripts/benchmark.py --device cuda`` prints its ratios, AutoGCN/GCN in the
-  default mode and compiled/eager per model.
+* ``benchmark``: ``python -m scripts.bench autogcn --device cuda`` prints its ratios,
+  AutoGCN/GCN in the default mode and compiled/eager per model.
 
 The checks are also collected by ``tests/test_gpu.py`` (skipped where CUDA is absent).
 """
 
 from __future__ import annotations
-
-if not __package__:  # run as a file: python scripts/gpu_check.py
-    import _project_root  # noqa: F401
 
 import importlib.util
 import itertools
@@ -325,7 +322,7 @@ def check_compiled(device: str = "cuda", graphs: int = 256, epochs: int = 3,
     from data.sbm import generate_sbm_split, sbm_config
     from nets.gnn_net import NetIO
     from nets.registry import build_net, uses_self_loops
-    from scripts.benchmark import make_batches
+    from scripts.bench.autogcn import make_batches
     from train import compilation
     from train.config import load_config
 
@@ -369,7 +366,7 @@ def _same_step(net, twin, batch, dev, what: str) -> tuple[float, float]:
     (its first call compiles) and the largest difference relative to the tensor's scale."""
     import torch
 
-    from scripts.benchmark import timed
+    from scripts.bench.timing import timed
 
     g, h, _, snorm = batch
     results, seconds = [], 0.0
@@ -424,7 +421,7 @@ def _timed_epochs(nets: dict, batches: list, epochs: int, dev, what: str
     seconds per net. Fails if a graph is compiled during the timed epochs."""
     import torch
 
-    from scripts.benchmark import compile_counters, timed
+    from scripts.bench.timing import compile_counters, timed
 
     opts = {k: torch.optim.Adam(m.parameters(), lr=1e-3) for k, m in nets.items()}
     times: dict[str, list[float]] = {k: [] for k in nets}
@@ -561,9 +558,9 @@ def check_benchmark(tmp: Path) -> str:
     from tests import data_writers as W
 
     W.write_tiny_zinc(tmp / "bench_zinc", {"train": 128})
-    proc = _run([sys.executable, "-m", "scripts.benchmark", "--device", "cuda", "--datasets",
-                 "SBM_CLUSTER,ZINC", "--graphs", "128", "--epochs", "3", "--zinc_dir",
-                 str(tmp / "bench_zinc")], timeout=600)
+    proc = _run([sys.executable, "-m", "scripts.bench", "autogcn", "--device", "cuda",
+                 "--datasets", "SBM_CLUSTER,ZINC", "--graphs", "128", "--epochs", "3",
+                 "--zinc_dir", str(tmp / "bench_zinc")], timeout=600)
     lines = [line.split("(")[0].strip() for line in proc.stdout.splitlines()
              if line.startswith(("AutoGCN/GCN epoch time ratio on", "compiled/eager"))]
     assert lines, "no ratio printed"

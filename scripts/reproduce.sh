@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reproduce one table of the AutoGCN paper: a thin wrapper over scripts/sweep.py.
+# Reproduce one table of the AutoGCN paper: a thin wrapper over python -m scripts.sweep.
 #
 #   scripts/reproduce.sh TABLE [sweep options] [-- extra args for every cell]
 #
@@ -47,5 +47,6 @@ if [[ -z "$python" ]] || ! "$python" -c "import numpy, yaml, torch" 2>/dev/null;
     exit 2
 fi
 # run from the user's folder: the paths they give (--out_root, --data_root, --data_dir, a
-# table file) are relative to it; the sweep runs the cells in the project itself
-exec "$python" "$root/scripts/sweep.py" "$@"
+# table file) are relative to it; the sweep runs the cells in the project itself, which
+# PYTHONPATH makes importable from here
+PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}" exec "$python" -m scripts.sweep "$@"

@@ -17,23 +17,19 @@ a main script (``--config ... --runs 5`` plus the cell's overrides) writing into
   2``) is never mistaken for the real thing. ``--force`` reruns. A cell whose newest run
   stopped unfinished (interrupted, killed, failed) is continued with ``--resume`` from its last
   finished epoch (:func:`resume_dir`).
-* Parallelism: ``--gpus 0,1,...`` runs one cell per GPU at a time, each pinned to its GPU with
-  ``CUDA_VISIBLE_DEVICES`` (ids are those this process sees: under an inherited
+* Parallelism (:mod:`scripts.scheduler`): ``--gpus 0,1,...`` runs one cell per GPU at a time,
+  pinned with ``CUDA_VISIBLE_DEVICES`` (ids as this process sees them: under an inherited
   ``CUDA_VISIBLE_DEVICES=3,5``, ``--gpus 0,1`` means GPUs 3 and 5) and run as ``--gpu_id 0``;
-  without it the cells run on the CPU (``--use_gpu False``), ``--jobs N`` at a time.
-  ``--per_gpu N`` runs N cells at once on each GPU (the paper's sizes leave a GPU launch-bound).
-  Several cells on one device (``--per_gpu``, ``--jobs``) pass one memory guard
-  (:mod:`scripts.memory_guard`): another starts only while ``--cell_memory`` GiB are free there,
-  and a cell that runs out of memory beside others is queued again with one cell fewer on its
-  device; each decision is one ``memory guard:`` line. Either way every cell gets
-  ``OMP_NUM_THREADS = cores / cells at a time`` unless it is set.
+  without it the cells run on the CPU (``--use_gpu False``), ``--jobs N`` at a time. ``--per_gpu
+  N`` runs N cells at once on each GPU. Several cells on one device pass a memory guard (another
+  starts only while ``--cell_memory`` GiB are free there; one that runs out of memory beside
+  others is queued again, with one cell fewer on its device), each decision one ``memory
+  guard:`` line. Every cell gets ``OMP_NUM_THREADS = cores / cells at a time`` unless it is set.
 * ``--gpus`` is refused (exit 2) where this process sees no such CUDA GPU, since a cell would
   fall back to the CPU; where a cell ran is reported from its ``results.json`` (``device``),
   never from what was asked for.
-* Two sweeps on one ``--out_root``: a cell is claimed (an exclusive lock on
-  ``<cell folder>/.sweep.claim``, naming the process) while it runs; another sweep skips it and
-  says who holds it. The kernel drops the lock when its process ends; the next sweep takes over
-  the file, with one line.
+* Two sweeps on one ``--out_root``: a running cell is claimed; another sweep skips it and says
+  who holds it.
 * ``--list`` prints the cells with their index and state; ``--cell INDEX`` runs just that one
   (Slurm job arrays: ``scripts/slurm_reproduce.sbatch``).
 * Exit codes: 0 every cell done or skipped, 1 a cell failed or could not be started (one
@@ -49,25 +45,17 @@ a main script (``--config ... --runs 5`` plus the cell's overrides) writing into
 
 from __future__ import annotations
 
-if not __package__:  # run as a file: python scripts/sweep.py
-    import _project_root  # noqa: F401
-
 import argparse
-import datetime
-import errno
-import fcntl
 import json
 import os
-import queue
 import shlex
 import signal
 import socket
-import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -75,12 +63,12 @@ from train.interrupts import startup
 
 with startup():
     from data.files import output_problem
+    from scripts import scheduler
     from scripts.cli import MAX_RUNS, MAX_WORKERS, ArgumentParser, float_in, int_in
+    from scripts.scheduler import INTERRUPT_CODES, claim_holder, free_bytes, say
     from train import interrupts
-    from train.errors import run_tool
+    from train.errors import UsageError, run_tool
     from train.results import refresh_status
-
-from scripts.memory_guard import GIB, MemoryGuard, free_bytes, ran_out_of_memory
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLES_DIR = Path(__file__).resolve().parent / "tables"
@@ -100,9 +88,6 @@ DEFAULT_DATA_ROOT = "datasets"
 # (float32 rounding: docs/performance.md).
 _IGNORED_OPTIONS = ("--gpu_id", "--use_gpu", "--out_dir", "--data_dir", "--cache_dir", "--runs",
                     "--compile")
-# In every cell folder while a sweep runs the cell: an exclusive lock held by that sweep (see
-# claim_cell), so that two sweeps on one out_root never run the same cell at once.
-CLAIM_FILE = ".sweep.claim"
 # Options of the main scripts (argparse dests) that the sweep or a cell's table sets, which a
 # cell's extra arguments may therefore not (a later option wins in the main scripts: `-- --runs
 # 1` would quietly run one seed of a cell the sweep asked five of), with what to do instead.
@@ -295,36 +280,6 @@ def build_command(cell: Cell, table: str, out_root: str, data_root: str = "datas
     return cmd
 
 
-def parse_gpus(text: str, environ: dict[str, str] | None = None) -> list[str]:
-    """The physical ids behind ``--gpus`` (ids as this process sees them), validated."""
-    environ = os.environ if environ is None else environ
-    ids = [g.strip() for g in text.split(",") if g.strip()]
-    if not ids or not all(g.isdigit() for g in ids):
-        raise SweepError(f"--gpus expects comma-separated GPU ids like 0,1, got {text!r}")
-    if len(set(ids)) != len(ids):
-        raise SweepError(f"--gpus names a GPU twice: {text!r}")
-    visible = environ.get("CUDA_VISIBLE_DEVICES")
-    if visible is None:
-        return ids
-    seen = [v.strip() for v in visible.split(",") if v.strip()]
-    if not seen:
-        raise SweepError(f"--gpus {text} but no CUDA GPU is visible (CUDA_VISIBLE_DEVICES is "
-                         "empty; leave out --gpus to run the cells on the CPU)")
-    missing = [g for g in ids if int(g) >= len(seen)]
-    if missing:
-        raise SweepError(f"--gpus {text}: CUDA_VISIBLE_DEVICES={visible!r} leaves "
-                         f"{len(seen)} GPU(s) visible (ids 0-{len(seen) - 1})")
-    return [seen[int(g)] for g in ids]
-
-
-def cell_env(base: dict[str, str], device: str | None) -> dict[str, str]:
-    """The environment of a cell: pinned to its GPU (``device``: a physical id) or to none."""
-    env = dict(base)
-    if device is not None:
-        env["CUDA_VISIBLE_DEVICES"] = device
-    return env
-
-
 def requested_runs(cmd: Sequence[str]) -> int:
     """The ``--runs`` value the main script will use (the last one given)."""
     runs = DEFAULT_RUNS
@@ -477,111 +432,6 @@ def resume_dir(state: str, path: Path | None, cmd: Sequence[str], cell: Cell | N
     return path.parent
 
 
-# ------------------------------------------------------------------------------- claims
-@dataclass
-class Claim:
-    """A cell this process runs: it holds an exclusive lock on ``<cell folder>/.sweep.claim``.
-
-    The lock is the claim. The kernel drops it when the process ends, however it ends, so a
-    crash never leaves a cell claimed; its file (naming the holder, for the messages of the
-    sweeps that skip the cell) may stay behind, and the next sweep takes it over, saying so."""
-
-    path: Path
-    fd: int
-
-    def release(self) -> None:
-        try:
-            if os.stat(self.path).st_ino == os.fstat(self.fd).st_ino:
-                self.path.unlink()
-        except OSError:
-            pass  # gone already, or a read-only folder: the lock goes with the descriptor
-        finally:
-            os.close(self.fd)
-
-
-def _holder(fd: int) -> str:
-    """Who a claim file names: ``pid P on host H since T`` ("" for an empty file)."""
-    try:
-        info = json.loads(os.pread(fd, 4096, 0) or b"{}")
-    except (OSError, ValueError):
-        return ""
-    if not isinstance(info, dict) or "pid" not in info:
-        return ""
-    return f"pid {info['pid']} on host {info.get('host')} since {info.get('since')}"
-
-
-def _lock(fd: int, tries: int = 5) -> bool:
-    """An exclusive lock on ``fd`` without waiting for a holder; a few quick retries let a
-    ``--list`` that looks at the claim (a shared lock held for microseconds) pass."""
-    for attempt in range(tries):
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return True
-        except BlockingIOError:
-            if attempt + 1 < tries:
-                time.sleep(0.02)
-    return False
-
-
-def claim_cell(folder: Path) -> tuple[Claim | None, str]:
-    """Claim a cell folder for this process (``fcntl.flock`` on its claim file, never waiting).
-
-    ``(claim, "")``; ``(claim, note)`` after taking over the claim file of a process that ended
-    without releasing it; ``(None, holder)`` when another process holds the claim. The lock is
-    taken on the file that is in the folder at that moment (a claim released and removed while
-    we opened it is retried), so two sweeps can never both hold one cell."""
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / CLAIM_FILE
-    while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        locked = False
-        try:
-            if not _lock(fd):
-                holder = _holder(fd) or "another process"
-                os.close(fd)
-                return None, holder
-            locked = True
-            try:
-                current = os.stat(path).st_ino == os.fstat(fd).st_ino
-            except FileNotFoundError:
-                current = False
-            if not current:
-                os.close(fd)
-                continue
-            previous = _holder(fd)
-            info = {"pid": os.getpid(), "host": socket.gethostname(),
-                    "since": time.strftime("%Y-%m-%d %H:%M:%S")}
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, json.dumps(info).encode(), 0)
-        except BaseException:  # e.g. a full disk: no claim, and no claim file left behind
-            try:
-                if locked and os.stat(path).st_ino == os.fstat(fd).st_ino:
-                    path.unlink()
-                os.close(fd)
-            except OSError:
-                pass
-            raise
-        note = f"took over the claim of {previous}, which has ended" if previous else ""
-        return Claim(path, fd), note
-
-
-def claim_holder(folder: Path) -> str | None:
-    """Who holds the claim of a cell folder now (``None``: nobody), without claiming it."""
-    try:
-        fd = os.open(folder / CLAIM_FILE, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return _holder(fd) or "another process"
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    return None
-
-
 # ------------------------------------------------------------------------------- running
 def fresh_result(folder: Path, cmd: Sequence[str], cell: Cell | None, since: float) -> dict:
     """The cell's newest result written since ``since`` (a ``time.time()``), or ``{}``."""
@@ -594,28 +444,6 @@ def fresh_result(folder: Path, cmd: Sequence[str], cell: Cell | None, since: flo
         if fresh and matches(data, cmd, cell):
             return data
     return {}
-
-
-def result_device(folder: Path, cmd: Sequence[str], cell: Cell | None, since: float
-                  ) -> str | None:
-    """The device the cell's newest result written since ``since`` records having used
-    (``results.json``'s ``device``: ``cpu``, ``cuda:0``), or ``None``."""
-    device = fresh_result(folder, cmd, cell, since).get("device")
-    return str(device) if device else None
-
-
-# A cell's exit codes after Ctrl-C or SIGTERM (a time limit): the main scripts' 130 / 143, or
-# the negative signal number of a process the signal ended before it could say so.
-INTERRUPT_CODES = {128 + s: s for s in (signal.SIGINT, signal.SIGTERM)}
-
-
-def interrupt_code(code: int, status: str | None) -> int | None:
-    """130 or 143 when a cell that exited with ``code`` was interrupted (its exit code or its
-    result's ``status`` says so), else ``None``."""
-    signum = INTERRUPT_CODES.get(code) or (-code if -code in INTERRUPT_CODES.values() else None)
-    if signum is None and status == "interrupted":
-        signum = signal.SIGTERM
-    return None if signum is None else 128 + signum
 
 
 def ran_on(used: str | None, gpu: str | None) -> str:
@@ -639,30 +467,52 @@ def _alive_here(path: Path | None) -> bool:
     return data.get("status") == "running" and data.get("host") == socket.gethostname()
 
 
-def _log_header(log: Any, cmd: Sequence[str]) -> None:
-    stamp = datetime.datetime.now().strftime("%Y-%m-%d %H:%M:%S")
-    log.write(f"\n===== {stamp} sweep.py: {shlex.join(cmd)}\n")
-    log.flush()
+def _outcome(cell: Cell, folder: Path, cmd: Sequence[str], code: int, result: dict,
+             device: str | None, used: dict[str, str | None] | None) -> tuple[int, str]:
+    """A finished cell's exit code for the sweep and the words for it, from its exit code and
+    its newest result: done (where the result says it ran), interrupted (130/143; its finished
+    runs are kept) or failed."""
+    stopped = scheduler.interrupt_code(code, result.get("status"))
+    # a signal while the cell exits, after its result was recorded complete: done
+    finished = stopped is not None and result.get("status") == "complete" \
+        and len(result.get("runs", [])) >= requested_runs(cmd)
+    if code == 0 or finished:
+        device_used = str(result["device"]) if result.get("device") else None
+        if used is not None:
+            used[cell.id] = device_used
+        return 0, f"done {ran_on(device_used, device)}" + (
+            f" (stopped by a signal, exit {code}, after recording it)" if code else "")
+    if stopped is not None:  # a time limit, Ctrl-C: the finished runs are kept
+        runs = len(result.get("runs", []))
+        return stopped, (f"interrupted (exit {code}; {runs} finished run(s) kept, rerunning "
+                         "resumes)")
+    return code, f"FAILED (exit {code}, see {folder}/stdout.log)"
 
 
-def run_cell(cmd: list[str], folder: Path, env: dict[str, str],
-             procs: dict[int, subprocess.Popen], lock: threading.Lock) -> int:
-    """Run one cell in the project root, appending its output to ``<folder>/stdout.log``."""
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / "stdout.log", "a") as log:
-        _log_header(log, cmd)
-        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
-        with lock:
-            procs[proc.pid] = proc
-        try:
-            return proc.wait()
-        finally:
-            with lock:
-                procs.pop(proc.pid, None)
-
-
-def _stamp() -> str:
-    return time.strftime("%H:%M:%S")
+def run_claimed(cell: Cell, folder: Path, planned: Any, device: str | None,
+                launch: Callable[[list[str]], int], *,
+                make_cmd: Callable[[Cell, str | None], list[str]], force: bool,
+                used: dict[str, str | None] | None) -> int | str:
+    """Run a cell this sweep has claimed (:meth:`scheduler.Scheduler.run`), unless another
+    sweep completed it meanwhile or a live process runs it; an unfinished run of the cell is
+    continued (:func:`resume_dir`). The cell's exit code for the sweep, or why it did not run."""
+    cmd = make_cmd(cell, device)
+    state, path = cell_state(folder, requested_runs(cmd), cmd, cell)
+    if state == "complete" and (not force or planned != "complete"):
+        return "completed meanwhile by another sweep"
+    if state == "running" and _alive_here(path):
+        return f"still running in another process ({path})"
+    say(f"start {cell.id} ({'CPU' if device is None else f'GPU {device} requested'}) -> "
+        f"{folder}")
+    t0 = time.time()
+    resume = None if force else resume_dir(state, path, cmd, cell)
+    if resume is not None:  # continue its unfinished run where it stopped
+        say(f"{cell.id}: resuming {resume.name} ({state})")
+    code = launch(cmd if resume is None else [*cmd, "--resume", str(resume)])
+    code, words = _outcome(cell, folder, cmd, code, fresh_result(folder, cmd, cell, t0), device,
+                           used)
+    say(f"{cell.id} {words}, after {(time.time() - t0) / 60:.1f} min")
+    return code
 
 
 def run_cells(jobs: list[tuple[Cell, Path, Any]],
@@ -671,140 +521,16 @@ def run_cells(jobs: list[tuple[Cell, Path, Any]],
               used: dict[str, str | None] | None = None, cell_memory: float = 0.0,
               read_free: Callable[[str | None], int | None] = free_bytes
               ) -> dict[str, int | str]:
-    """Run ``jobs`` (cell, folder, state when planned) on ``devices`` (one worker each; a
-    device named N times runs up to N cells at once, admitted by a :class:`MemoryGuard` that
-    wants ``cell_memory`` GiB free, as ``read_free`` reads it, for each further cell).
+    """Run ``jobs`` (cell, folder, state when planned) on ``devices`` (:class:`scheduler.
+    Scheduler`: one slot each, a memory guard wanting ``cell_memory`` GiB free, as
+    ``read_free`` reads it, for each further cell on a device), each as :func:`run_claimed`.
 
     Returns, by cell id, the exit code of each cell that ran (1 where the sweep itself could not
-    run it), or why it was not run: claimed by another sweep (:func:`claim_cell`), completed by
-    one meanwhile, or still running in a live process. Cells never started (a full disk stops
-    the sweep) are absent. ``used`` receives the device each finished cell's result records."""
-    work: queue.Queue = queue.Queue()
-    for job in jobs:
-        work.put(job)
-    codes: dict[str, int | str] = {}
-    procs: dict[int, subprocess.Popen] = {}
-    lock = threading.Lock()
-    stop = threading.Event()  # a full disk, a signal: start no more cells
-    slots = {d: devices.count(d) for d in devices}
-    guard = MemoryGuard(slots, int(cell_memory * GIB) if max(slots.values()) > 1 else 0,
-                        read_free, say=lambda line: print(f"[{_stamp()}] {line}", flush=True))
-    retried: set[str] = set()  # cells queued again after running out of memory
-
-    def run_job(cell: Cell, folder: Path, planned: Any, device: str | None) -> int | str:
-        cmd = make_cmd(cell, device)
-        claim, note = claim_cell(folder)
-        if claim is None:
-            return f"claimed by {note} (another sweep runs it)"
-        try:
-            if note:
-                print(f"[{_stamp()}] {cell.id}: {note}", flush=True)
-            state, path = cell_state(folder, requested_runs(cmd), cmd, cell)
-            if state == "complete" and (not force or planned != "complete"):
-                return "completed meanwhile by another sweep"
-            if state == "running" and _alive_here(path):
-                return f"still running in another process ({path})"
-            asked = "CPU" if device is None else f"GPU {device} requested"
-            print(f"[{_stamp()}] start {cell.id} ({asked}) -> {folder}", flush=True)
-            t0 = time.time()
-            resume = None if force else resume_dir(state, path, cmd, cell)
-            if resume is not None:  # continue its unfinished run where it stopped
-                print(f"[{_stamp()}] {cell.id}: resuming {resume.name} ({state})", flush=True)
-            code = run_cell(cmd if resume is None else [*cmd, "--resume", str(resume)], folder,
-                            cell_env(base_env, device), procs, lock)
-            result = fresh_result(folder, cmd, cell, t0)
-            stopped = interrupt_code(code, result.get("status"))
-            # a signal while the cell exits, after its result was recorded complete: done
-            finished = stopped is not None and result.get("status") == "complete" \
-                and len(result.get("runs", [])) >= requested_runs(cmd)
-            if code == 0 or finished:
-                device_used = str(result["device"]) if result.get("device") else None
-                if used is not None:
-                    used[cell.id] = device_used
-                state = f"done {ran_on(device_used, device)}" + (
-                    f" (stopped by a signal, exit {code}, after recording it)" if code else "")
-                code = 0
-            elif stopped is not None:  # a time limit, Ctrl-C: the finished runs are kept
-                runs = len(result.get("runs", []))
-                state = (f"interrupted (exit {code}; {runs} finished run(s) kept, rerunning "
-                         "resumes)")
-                code = stopped
-            else:
-                state = f"FAILED (exit {code}, see {folder}/stdout.log)"
-            print(f"[{_stamp()}] {cell.id} {state}, after {(time.time() - t0) / 60:.1f} min",
-                  flush=True)
-            return code
-        finally:
-            claim.release()
-
-    def worker(device: str | None) -> None:
-        while not stop.is_set():
-            try:
-                cell, folder, planned = work.get_nowait()
-            except queue.Empty:
-                return
-            if not guard.acquire(device, cell.id, stop):
-                return
-            mark = guard.company(device)
-            log = folder / "stdout.log"
-            start = log.stat().st_size if log.is_file() else 0
-            try:
-                code = codes[cell.id] = run_job(cell, folder, planned, device)
-                if isinstance(code, int) and code not in (0, *INTERRUPT_CODES) \
-                        and cell.id not in retried and ran_out_of_memory(log, start) \
-                        and guard.out_of_memory(device, cell.id, guard.beside(device, mark)):
-                    retried.add(cell.id)
-                    del codes[cell.id]
-                    work.put((cell, folder, planned))
-            except OSError as err:  # the cell's folder, log or claim cannot be written
-                codes[cell.id] = 1
-                if err.errno in (errno.ENOSPC, errno.EDQUOT):
-                    stop.set()
-                    print(f"error: disk full: cannot write in {folder} ({cell.id}); free some "
-                          "space there and rerun the sweep (no more cells are started)",
-                          file=sys.stderr, flush=True)
-                else:
-                    print(f"error: {cell.id}: cannot write in {folder}: "
-                          f"{err.strerror or err}", file=sys.stderr, flush=True)
-            except Exception as err:  # never let one cell end the sweep silently
-                codes[cell.id] = 1
-                text = " ".join(str(err).split()) or type(err).__name__
-                print(f"error: {cell.id}: the sweep could not run it: "
-                      f"{type(err).__name__}: {text}", file=sys.stderr, flush=True)
-            finally:
-                guard.release(device)
-
-    threads = [threading.Thread(target=worker, args=(d,), daemon=True) for d in devices]
-    for t in threads:
-        t.start()
-    try:
-        while any(t.is_alive() for t in threads):
-            for t in threads:
-                t.join(timeout=0.5)
-            interrupts.check()  # Ctrl-C / SIGTERM only set a flag (train.interrupts)
-    except KeyboardInterrupt as err:
-        # Pass the signal on: SIGTERM (kill, a Slurm time limit) may have reached this process
-        # only. A cell that got it already (Ctrl-C reaches the terminal's whole process group)
-        # takes the repeat as the same request. The cells record their finished runs as
-        # "interrupted"; wait for them.
-        request = interrupts.as_interrupted(err)  # (`stop` is the workers' event)
-        forward = request.signum
-        print(f"{request.word}: waiting for the running cells to save their results", flush=True)
-        stop.set()  # workers waiting for memory start nothing more
-        while not work.empty():
-            work.get_nowait()
-        with lock:
-            alive = list(procs.values())
-        for p in alive:
-            if p.poll() is None:
-                p.send_signal(forward)
-        for p in alive:
-            try:
-                p.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                p.terminate()
-        raise
-    return codes
+    run it), or why it was not run: claimed by another sweep, completed by one meanwhile, or
+    still running in a live process. Cells never started (a full disk stops the sweep) are
+    absent. ``used`` receives the device each finished cell's result records."""
+    run_one = partial(run_claimed, make_cmd=make_cmd, force=force, used=used)
+    return scheduler.Scheduler(devices, base_env, cell_memory, read_free).run(jobs, run_one)
 
 
 # ------------------------------------------------------------------------------- checks
@@ -851,25 +577,6 @@ def select_only(cells: Sequence[Cell], only: str | None, table: str) -> list[Cel
         raise SweepError(f"--only {','.join(unmatched)} matches no cell of {table} (see "
                          f"--list; ids like {cells[0].id if cells else '?'})")
     return select(cells, ",".join(patterns))
-
-
-def cuda_device_count() -> int:
-    """The CUDA GPUs this process can use (0 without CUDA)."""
-    import torch
-
-    return torch.cuda.device_count() if torch.cuda.is_available() else 0
-
-
-def check_gpus(text: str) -> None:
-    """:class:`SweepError` unless every id of ``--gpus`` is a CUDA GPU visible here: a cell
-    given a GPU that is not there would run on the CPU (the main scripts fall back to it)."""
-    count = cuda_device_count()
-    if count == 0:
-        raise SweepError(f"--gpus {text} but no CUDA GPU is visible (leave out --gpus to run "
-                         "the cells on the CPU, --jobs N at a time)")
-    absent = [g for g in text.split(",") if g.strip() and int(g) >= count]
-    if absent:
-        raise SweepError(f"--gpus {text}: {count} CUDA GPU(s) visible here (ids 0-{count - 1})")
 
 
 def check_extra(extra: Sequence[str], cells: Sequence[Cell]) -> None:
@@ -1007,10 +714,29 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def plan(args: argparse.Namespace, extra: list[str]
-         ) -> tuple[Table, list[Cell], dict[str, str], list[str | None]]:
-    """The table, its selected cells, the data folders and the devices, every argument
-    checked (:class:`SweepError` on the first problem) before anything is written."""
+@dataclass
+class Plan:
+    """A sweep's table, its selected cells, data folders and device slots, and the options."""
+
+    table: Table
+    cells: list[Cell]
+    data_dirs: dict[str, str]
+    devices: list[str | None]
+    args: argparse.Namespace
+    extra: list[str]
+
+    def command(self, cell: Cell, device: str | None) -> list[str]:
+        a = self.args
+        return build_command(cell, self.table.name, a.out_root, a.data_root, self.data_dirs,
+                             a.runs, device, self.extra)
+
+    def results(self) -> Path:
+        return resolve(self.args.out_root) / self.table.name
+
+
+def plan(args: argparse.Namespace, extra: list[str]) -> Plan:
+    """The sweep's plan, every argument checked (:class:`SweepError` or
+    :class:`~train.errors.UsageError` on the first problem) before anything is written."""
     table = load_table(args.table)
     writing = not (args.list or args.dry_run)
     # every path from here on absolute, or relative to the project root where the cells run
@@ -1018,32 +744,101 @@ def plan(args: argparse.Namespace, extra: list[str]
     args.data_root = check_data_root(args.data_root)
     data_dirs = parse_data_dirs(args.data_dir)
     check_extra(extra, table.cells)
-    devices: list[str | None]
-    if args.gpus is not None:
-        if args.jobs is not None:
-            raise SweepError("--jobs is for CPU cells; with --gpus, --per_gpu N runs N cells "
-                             "on each GPU")
-        devices = [g for g in parse_gpus(args.gpus) for _ in range(args.per_gpu or 1)]
-        if writing:
-            check_gpus(args.gpus)
-    elif args.per_gpu is not None:
-        raise SweepError("--per_gpu is for cells on GPUs (with --gpus); on the CPU, --jobs N "
-                         "runs N cells at a time")
-    else:
-        devices = [None] * (args.jobs or 1)
+    devices = scheduler.device_slots(args.gpus, args.per_gpu, args.jobs, probe=writing)
     cells = select_only(table.cells, args.only, table.name)
     if args.cell is not None:
         if args.cell >= len(cells):
             raise SweepError(f"--cell {args.cell} out of range (0..{len(cells) - 1})")
         cells = [cells[args.cell]]
+    p = Plan(table, cells, data_dirs, devices, args, extra)
     for cell in cells:
         if not cell.not_implemented:
-            check_command(cell, build_command(cell, table.name, args.out_root, args.data_root,
-                                              data_dirs, args.runs, devices[0], extra))
-    return table, cells, data_dirs, devices
+            check_command(cell, p.command(cell, devices[0]))
+    return p
 
 
 # ------------------------------------------------------------------------------- main
+def cell_states(p: Plan) -> list[tuple[int, Cell, Path, str]]:
+    """``(index in --list, cell, folder, state)`` of every selected cell (:func:`cell_state`
+    for the cell's command as planned)."""
+    first = p.args.cell or 0
+    out = []
+    for i, cell in enumerate(p.cells):
+        folder = cell_dir(p.args.out_root, p.table.name, cell)
+        if cell.not_implemented:
+            state = "not implemented"
+        else:
+            cmd = p.command(cell, p.devices[0])
+            state = cell_state(folder, requested_runs(cmd), cmd, cell)[0]
+        out.append((i + first, cell, folder, state))
+    return out
+
+
+def to_run(p: Plan, states: list[tuple[int, Cell, Path, str]]) -> list[tuple[Cell, Path, str]]:
+    """The jobs of the cells to run: implemented and, unless ``--force``, not complete."""
+    return [(cell, folder, state) for _, cell, folder, state in states
+            if not cell.not_implemented and (state != "complete" or p.args.force)]
+
+
+def print_list(states: list[tuple[int, Cell, Path, str]]) -> int:
+    for index, cell, folder, state in states:
+        holder = None if cell.not_implemented else claim_holder(folder)
+        print(f"{index:3d}  {cell.id:<28} {state}"
+              + (f" (claimed by {holder})" if holder else ""))
+    return 0
+
+
+def print_dry_run(p: Plan, states: list[tuple[int, Cell, Path, str]]) -> int:
+    """Each cell's state and, for those to run, its command and log."""
+    n_run = 0
+    if Path.cwd().resolve() != ROOT.resolve():  # relative paths below are the project's
+        print(f"# the cells run in the project: cd {ROOT}")
+    for index, cell, folder, state in states:
+        if cell.not_implemented:
+            print(f"# [{index}] {cell.id}: not implemented ({cell.not_implemented})")
+            continue
+        skip = state == "complete" and not p.args.force
+        print(f"# [{index}] {cell.id}: {state}{' -> skip' if skip else ''}")
+        if not skip:
+            # devices are handed out as they free up; round robin is what a dry run can show
+            device = p.devices[n_run % len(p.devices)]
+            n_run += 1
+            pin = "" if device is None else f"CUDA_VISIBLE_DEVICES={device} "
+            print(pin + shlex.join(p.command(cell, device)) + f"  > {_shown(folder)}/stdout.log")
+    print(f"# {len(to_run(p, states))} of {len(states)} cell(s) of {p.table.name} to run")
+    return 0
+
+
+def run_table(p: Plan, states: list[tuple[int, Cell, Path, str]]) -> int:
+    """Run the cells to run; the sweep's exit code (:func:`summarise`)."""
+    todo = to_run(p, states)
+    for _, c, _, _ in states:
+        if c.not_implemented:
+            print(f"not implemented, skipped: {c.id} ({c.not_implemented})")
+    skipped = [c.id for _, c, _, s in states if s == "complete" and not p.args.force]
+    if skipped:
+        print(f"complete, skipped ({len(skipped)}): {', '.join(skipped)}")
+    if not todo:
+        print(f"nothing to run: every cell of {p.table.name} is complete (--force reruns)")
+        return 0
+    a = p.args
+    where = "the CPU" if a.gpus is None else f"--gpus {a.gpus}" + (
+        f" --per_gpu {a.per_gpu}" if a.per_gpu else "")
+    print(f"{p.table.name}: running {len(todo)} cell(s) on {where} ({len(p.devices)} at a "
+          f"time), results in {p.results()}", flush=True)
+    used: dict[str, str | None] = {}
+    try:
+        with interrupts.handle_interrupts(), interrupts.deferred():
+            codes = run_cells(todo, p.command, p.devices,
+                              scheduler.thread_share(dict(os.environ), len(p.devices)),
+                              a.force, used, a.cell_memory)
+    except KeyboardInterrupt as err:  # one line, as every entry point (scripts/cli.py)
+        print(f"{interrupts.as_interrupted(err).word}: finished cells and runs are kept in "
+              f"{_shown(p.results())}; rerunning resumes", file=sys.stderr)
+        return interrupts.exit_code(err)
+    return summarise(p.table.name, todo, codes, used, a.gpus is not None)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     extra: list[str] = []
@@ -1052,83 +847,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv, extra = argv[:i], argv[i + 1:]
     args = build_parser().parse_args(argv)
     try:
-        table, cells, data_dirs, devices = plan(args, extra)
-    except SweepError as err:
+        p = plan(args, extra)
+    except (SweepError, UsageError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-
-    def make_cmd(cell: Cell, device: str | None) -> list[str]:
-        return build_command(cell, table.name, args.out_root, args.data_root, data_dirs,
-                             args.runs, device, extra)
-
-    first = args.cell or 0
-    jobs, todo = [], []
-    for i, cell in enumerate(cells):
-        folder = cell_dir(args.out_root, table.name, cell)
-        if cell.not_implemented:
-            state, path = "not implemented", None
-        else:
-            cmd = make_cmd(cell, devices[0])
-            state, path = cell_state(folder, requested_runs(cmd), cmd, cell)
-        jobs.append((i + first, cell, folder, state))
-        if cell.not_implemented or (state == "complete" and not args.force):
-            continue
-        todo.append((cell, folder, state))
-
+    states = cell_states(p)
     if args.list:
-        for index, cell, folder, state in jobs:
-            holder = None if cell.not_implemented else claim_holder(folder)
-            print(f"{index:3d}  {cell.id:<28} {state}"
-                  + (f" (claimed by {holder})" if holder else ""))
-        return 0
+        return print_list(states)
     if args.dry_run:
-        n_run = 0
-        if Path.cwd().resolve() != ROOT.resolve():  # relative paths below are the project's
-            print(f"# the cells run in the project: cd {ROOT}")
-        for index, cell, folder, state in jobs:
-            if cell.not_implemented:
-                print(f"# [{index}] {cell.id}: not implemented ({cell.not_implemented})")
-                continue
-            skip = state == "complete" and not args.force
-            print(f"# [{index}] {cell.id}: {state}{' -> skip' if skip else ''}")
-            if not skip:
-                # devices are handed out as they free up; round robin is what a dry run can show
-                device = devices[n_run % len(devices)]
-                n_run += 1
-                pin = "" if device is None else f"CUDA_VISIBLE_DEVICES={device} "
-                print(pin + shlex.join(make_cmd(cell, device))
-                      + f"  > {_shown(folder)}/stdout.log")
-        print(f"# {len(todo)} of {len(jobs)} cell(s) of {table.name} to run")
-        return 0
-
-    skipped = [c.id for _, c, _, s in jobs if s == "complete" and not args.force]
-    for _, c, _, _ in jobs:
-        if c.not_implemented:
-            print(f"not implemented, skipped: {c.id} ({c.not_implemented})")
-    if skipped:
-        print(f"complete, skipped ({len(skipped)}): {', '.join(skipped)}")
-    if not todo:
-        print(f"nothing to run: every cell of {table.name} is complete (--force reruns)")
-        return 0
-    env = dict(os.environ)
-    if "OMP_NUM_THREADS" not in env:
-        # one process per cell at a time (CPU jobs or GPUs): split the cores between them
-        env["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // len(devices)))
-    where = "the CPU" if args.gpus is None else f"--gpus {args.gpus}" + (
-        f" --per_gpu {args.per_gpu}" if args.per_gpu else "")
-    print(f"{table.name}: running {len(todo)} cell(s) on {where} ({len(devices)} at a time), "
-          f"results in {resolve(args.out_root) / table.name}", flush=True)
-    used: dict[str, str | None] = {}
-    try:
-        with interrupts.handle_interrupts(), interrupts.deferred():
-            codes = run_cells(todo, make_cmd, devices, env, args.force, used,
-                              args.cell_memory)
-    except KeyboardInterrupt as err:  # one line, as every entry point (scripts/cli.py)
-        print(f"{interrupts.as_interrupted(err).word}: finished cells and runs are kept in "
-              f"{_shown(resolve(args.out_root) / table.name)}; rerunning resumes",
-              file=sys.stderr)
-        return interrupts.exit_code(err)
-    return summarise(table.name, todo, codes, used, args.gpus is not None)
+        return print_dry_run(p, states)
+    return run_table(p, states)
 
 
 def summarise(table: str, todo: Sequence[tuple[Cell, Path, Any]], codes: dict[str, int | str],

@@ -1,5 +1,6 @@
-"""``scripts/benchmark.py`` and ``scripts/benchmark_baselines.py``: eager and compiled side by
-side, the ratio lines they print, the fallback to eager, and a quiet stderr.
+"""``python -m scripts.bench``: the subcommands ``autogcn``, ``models`` and ``layers`` (eager and
+compiled side by side, the ratio lines they print, the fallback to eager, a quiet stderr), and
+the command that dispatches to them.
 
 Compiling for real costs tens of seconds on a cold CPU cache, so these tests replace
 ``compile_regions`` by a stand-in that only records which nets it was given: what is tested
@@ -15,7 +16,8 @@ import re
 import pytest
 import torch
 
-from scripts import benchmark, benchmark_baselines
+from scripts.bench import __main__ as bench
+from scripts.bench import autogcn, layers, models
 from tests.data_writers import write_tiny_zinc
 from train import compilation
 
@@ -33,9 +35,9 @@ def bench_args(zinc_dir, *extra: str):
 
 
 def test_both_modes_start_from_the_same_weights(zinc_dir, stand_in_compiler):
-    args = benchmark.build_parser().parse_args(bench_args(zinc_dir))
-    split, io, _ = benchmark.load_train_split("ZINC", 4, args)
-    cands = benchmark.build_candidates("ZINC", split, io, args, torch.device("cpu"),
+    args = autogcn.build_parser().parse_args(bench_args(zinc_dir))
+    split, io, _ = autogcn.load_train_split("ZINC", 4, args)
+    cands = autogcn.build_candidates("ZINC", split, io, args, torch.device("cpu"),
                                        (False, True))
     assert [c.name for c in cands] == ["AutoGCN-eager", "AutoGCN-compiled", "GCN-eager",
                                        "GCN-compiled"]
@@ -52,8 +54,8 @@ def test_both_modes_start_from_the_same_weights(zinc_dir, stand_in_compiler):
 
 def test_the_ratio_lines_are_computed_from_the_measured_epochs(zinc_dir, stand_in_compiler,
                                                                 capsys):
-    args = benchmark.build_parser().parse_args(bench_args(zinc_dir))
-    out = benchmark.run_dataset("ZINC", args, torch.device("cpu"), (False, True))
+    args = autogcn.build_parser().parse_args(bench_args(zinc_dir))
+    out = autogcn.run_dataset("ZINC", args, torch.device("cpu"), (False, True))
     s = out["s_per_epoch"]
     assert set(s) == {"AutoGCN-eager", "AutoGCN-compiled", "GCN-eager", "GCN-compiled"}
     # the default of a full run (79,000 steps, compiling works) is compiled for both
@@ -83,7 +85,7 @@ def test_the_ratio_lines_are_computed_from_the_measured_epochs(zinc_dir, stand_i
 def test_compile_off_measures_eager_only_and_stderr_stays_empty(zinc_dir, capfd):
     """No compiling, no probing the compiler; the profiler behind the CPU peak memory writes
     nothing on stderr (its C++ logger included: ``capfd`` sees the file descriptor)."""
-    assert benchmark.main(bench_args(zinc_dir, "--compile", "off")) == 0
+    assert autogcn.main(bench_args(zinc_dir, "--compile", "off")) == 0
     captured = capfd.readouterr()
     assert captured.err == ""
     assert "AutoGCN-eager" in captured.out and "-compiled" not in captured.out
@@ -97,7 +99,7 @@ def test_where_compiling_cannot_work_one_line_says_so_and_eager_is_measured(
     monkeypatch.setattr(compilation, "unavailable", lambda device: "no working C++ compiler")
     monkeypatch.setattr(compilation, "compile_regions",
                         lambda net, device=None: pytest.fail("compile_regions called"))
-    assert benchmark.main(bench_args(zinc_dir, "--compile", "on")) == 0
+    assert autogcn.main(bench_args(zinc_dir, "--compile", "on")) == 0
     out = capsys.readouterr().out
     lines = [line for line in out.splitlines() if "unavailable" in line]
     assert lines == ["compile: unavailable on cpu (no working C++ compiler); measuring eager "
@@ -120,7 +122,7 @@ def test_the_compilers_cuda_home_warning_is_filtered():
 def test_baselines_prints_both_modes_per_model_and_the_two_ratio_lines(zinc_dir,
                                                                         stand_in_compiler,
                                                                         capsys):
-    assert benchmark_baselines.main(["--datasets", "ZINC", "--zinc_dir", str(zinc_dir),
+    assert models.main(["--datasets", "ZINC", "--zinc_dir", str(zinc_dir),
                                      "--graphs", "4", "--epochs", "1",
                                      "--models", "GCN", "AUTOGCN"]) == 0
     out = capsys.readouterr().out
@@ -143,7 +145,7 @@ def test_baselines_prints_both_modes_per_model_and_the_two_ratio_lines(zinc_dir,
 def test_baselines_compile_off_has_no_compiled_column(zinc_dir, capsys, monkeypatch):
     monkeypatch.setattr(compilation, "compile_regions",
                         lambda net, device=None: pytest.fail("compile_regions called"))
-    assert benchmark_baselines.main(["--datasets", "ZINC", "--zinc_dir", str(zinc_dir),
+    assert models.main(["--datasets", "ZINC", "--zinc_dir", str(zinc_dir),
                                      "--graphs", "4", "--epochs", "1", "--models", "GCN",
                                      "--compile", "off"]) == 0
     out = capsys.readouterr().out
@@ -153,9 +155,7 @@ def test_baselines_compile_off_has_no_compiled_column(zinc_dir, capsys, monkeypa
 
 
 def test_layer_table_times_every_row_and_relates_it_to_eager_gcn(stand_in_compiler, capsys):
-    from scripts import benchmark_layers
-
-    assert benchmark_layers.main(["--graphs", "2", "--repeats", "2", "--clock", "cpu"]) == 0
+    assert layers.main(["--graphs", "2", "--repeats", "2", "--clock", "cpu"]) == 0
     out = capsys.readouterr().out
     rows = dict(re.findall(r"^(\w+ (?:eager|compiled|floor))\s+([\d.]+)\s+[\d.]+$", out, re.M))
     assert set(rows) == {f"{m} {k}" for m in ("AutoGCN", "GCN")
@@ -163,3 +163,31 @@ def test_layer_table_times_every_row_and_relates_it_to_eager_gcn(stand_in_compil
     ratio = re.search(r"^GCN eager\s+[\d.]+\s+([\d.]+)$", out, re.M).group(1)
     assert ratio == "1.00" and all(float(ms) > 0 for ms in rows.values())
     assert len(stand_in_compiler) == 2  # the AutoGCN and the GCN layer, each once
+
+
+def test_the_command_runs_the_named_benchmark_and_refuses_others_in_one_line(capsys,
+                                                                          monkeypatch):
+    ran = []
+    monkeypatch.setattr(layers, "main", lambda argv: ran.append(argv) or 0)
+    assert bench.main(["layers", "--graphs", "2"]) == 0 and ran == [["--graphs", "2"]]
+    assert bench.main(["--help"]) == 0
+    listed = capsys.readouterr().out
+    assert all(f"  {name} " in listed for name in bench.SUBCOMMANDS)
+    for argv, needle in (([], "no benchmark given"), (["benchmark"], "unknown benchmark")):
+        assert bench.main(argv) == 2
+        err = capsys.readouterr().err.splitlines()
+        assert len(err) == 1 and err[0].startswith(f"error: {needle}"), err
+    assert ran == [["--graphs", "2"]]
+
+
+def test_ctrl_c_while_a_benchmark_loads_is_one_line(capsys, monkeypatch):
+    """The first seconds go to importing torch and the benchmark: a Ctrl-C then is one line and
+    exit 130, as for every entry point."""
+    def interrupted(name):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(bench.importlib, "import_module", interrupted)
+    with pytest.raises(SystemExit) as stop:
+        bench.main(["models"])
+    assert stop.value.code == 130
+    assert capsys.readouterr().err == "interrupted: nothing was measured\n"

@@ -191,7 +191,7 @@ def test_compiled_equals_eager(model, level):
 
 def test_a_region_stays_compiled_past_dynamos_default_recompile_limit():
     """Published configs give the prediction head many widths in one process
-    (``scripts/benchmark_baselines.py`` builds every model): each width pair, trained and
+    (``python -m scripts.bench models`` builds every model): each width pair, trained and
     evaluated, is one cache entry of the one ``MLPReadout.forward`` function, more than
     dynamo's default limit of 8 per function, past which it would silently run eagerly.
     ``compile_regions`` raises the limit: started at the default, every head stays compiled."""

@@ -1,5 +1,6 @@
-"""The filter figure (``scripts.plot_filters``) and ``diagnose --checkpoint`` for every model with
-a learned spectral filter, and ChebNet's frequency response against a dense eigendecomposition."""
+"""The filter figure (``diagnose --checkpoint``, :mod:`scripts.learned_filters`) and the dataset
+report's filters (``diagnose --dataset ... --checkpoint``) for every model with a learned
+spectral filter, and ChebNet's frequency response against a dense eigendecomposition."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import torch
 from data.graph import Graph
 from layers.cheb_layer import ChebLayer
 from layers.propagation import normalized_adjacency
-from scripts import diagnose, plot_filters
+from scripts import diagnose, learned_filters
 from tests.data_writers import write_squirrel
 from train import runner
 from train.tasks import NODE
@@ -80,8 +81,8 @@ def test_figure_of_every_model_over_the_label_energy(trained, tmp_path, capsys):
     data, ckpts = trained
     png = tmp_path / "fig" / "filters.png"
     args = [str(ckpts[m]) for m in FILTER_MODELS]
-    assert plot_filters.main([*args, "--out", str(png), "--data_dir", str(data),
-                              "--points", "41"]) == 0
+    assert diagnose.main(["--checkpoint", *args, "--out", str(png), "--data_dir", str(data),
+                          "--points", "41"]) == 0
     assert png.read_bytes()[:4] == b"\x89PNG" and png.stat().st_size > 20_000
     assert f"wrote {png}" in capsys.readouterr().out
 
@@ -90,8 +91,8 @@ def test_every_model_reports_its_filters_on_its_axis(trained):
     lam = torch.linspace(0, 2, 11, dtype=torch.float64)
     kinds = {}
     for model in FILTER_MODELS:
-        net, _ = plot_filters.load_net(trained[1][model])
-        responses = plot_filters.learned_responses(net, lam)
+        net, _ = learned_filters.load_net(trained[1][model])
+        responses = learned_filters.learned_responses(net, lam)
         kinds[model] = {(r.kind, r.axis) for r in responses}
         assert all(r.curves.shape[1] == lam.numel() for r in responses)
     assert kinds["AUTOGCN"] == {(k, "laplacian") for k in ("low", "mid", "high")}
@@ -100,14 +101,14 @@ def test_every_model_reports_its_filters_on_its_axis(trained):
     for model in ("BERNNET", "CHEBNETII", "JACOBICONV"):
         assert kinds[model] == {("filter", "laplacian")}
     # a decoupled net's filter is reported once, with its own response
-    net, _ = plot_filters.load_net(trained[1]["GPRGNN"])
-    (r,) = plot_filters.learned_responses(net, lam)
+    net, _ = learned_filters.load_net(trained[1]["GPRGNN"])
+    (r,) = learned_filters.learned_responses(net, lam)
     torch.testing.assert_close(r.curves, net.filter.frequency_response(lam)["filter"].double())
 
 
 def test_label_energy_on_each_axis(trained):
     data, _ = trained
-    energy, note = plot_filters.label_energies(
+    energy, note = learned_filters.label_energies(
         "SQUIRREL", {"data_dir": str(data)}, {"laplacian", "self_loop_laplacian"}, 10_000, 50, 1)
     assert note is None
     for axis in ("laplacian", "self_loop_laplacian"):
@@ -122,7 +123,7 @@ def test_one_checkpoint_without_data_writes_beside_it(trained, tmp_path):
     src = trained[1]["BERNNET"]
     ckpt = tmp_path / "b.pt"
     ckpt.write_bytes(src.read_bytes())
-    assert plot_filters.main([str(ckpt), "--points", "5"]) == 0
+    assert diagnose.main(["--checkpoint", str(ckpt), "--points", "5"]) == 0
     assert (tmp_path / "b_filters.png").read_bytes()[:4] == b"\x89PNG"
 
 
@@ -149,7 +150,7 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(case, needle, trained, 
                          str(tmp_path / "missing")],
     }[case]
     before = sorted(p.name for p in tmp_path.iterdir())
-    assert plot_filters.main(args) == 2
+    assert diagnose.main(["--checkpoint", *args]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0], lines
     assert sorted(p.name for p in tmp_path.iterdir()) == before and not out.exists()

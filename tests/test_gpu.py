@@ -101,10 +101,10 @@ def test_compiled_check_fails_when_the_compiled_copy_differs(monkeypatch, stand_
 
 
 def test_compiled_check_fails_on_a_recompilation_per_batch(monkeypatch, stand_in_compiler):
-    from scripts import benchmark
+    from scripts.bench import timing
 
     compiled = iter(range(1000))  # every look at the counters finds one more graph
-    monkeypatch.setattr(benchmark, "compile_counters", lambda: (next(compiled), 0, 0))
+    monkeypatch.setattr(timing, "compile_counters", lambda: (next(compiled), 0, 0))
     with pytest.raises(AssertionError, match="compiled during the timed epochs"):
         gpu_check.check_compiled("cpu", graphs=6, epochs=1, models=("GCN",))
 

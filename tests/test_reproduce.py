@@ -14,13 +14,14 @@ import pytest
 
 from nets.gnn_net import NetIO
 from nets.registry import build_net, count_parameters
-from scripts import sweep
+from scripts import scheduler, sweep
 from scripts.report.__main__ import main as report
 from scripts.report.cells import load_published
 from scripts.report.figures import depth_results, plot_depth
 from scripts.report.tables import make_tables
 from tests.helpers import run_in_own_group
 from train.config import apply_overrides, load_config
+from train.errors import UsageError
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -159,12 +160,12 @@ def test_sweep_options(capsys, tmp_path):
 
 
 def test_gpu_list_is_validated_and_mapped_through_visible_devices():
-    assert sweep.parse_gpus("0,1", {}) == ["0", "1"]
-    assert sweep.parse_gpus("1, 0", {"CUDA_VISIBLE_DEVICES": "3,5"}) == ["5", "3"]
+    assert scheduler.parse_gpus("0,1", {}) == ["0", "1"]
+    assert scheduler.parse_gpus("1, 0", {"CUDA_VISIBLE_DEVICES": "3,5"}) == ["5", "3"]
     for bad, env in (("a", {}), ("0,0", {}), ("-1", {}), (",", {}),
                      ("2", {"CUDA_VISIBLE_DEVICES": "3,5"})):
-        with pytest.raises(sweep.SweepError):
-            sweep.parse_gpus(bad, env)
+        with pytest.raises(UsageError):
+            scheduler.parse_gpus(bad, env)
     assert sweep.main(["graph", "--gpus", "0,x", "--dry-run"]) == 2
 
 
@@ -279,10 +280,10 @@ def test_one_tiny_cell_end_to_end_then_skipped_and_plotted(capsys, tmp_path):
     assert sweep.main(args) == 0
     assert "nothing to run" in capsys.readouterr().out
     # the learned filters of the run's checkpoint, headless
-    from scripts import plot_filters
+    from scripts import learned_filters
 
     (ckpt,) = result.parent.glob("checkpoints/*.pt")
-    png = plot_filters.plot_filters(ckpt, tmp_path / "filters.png")
+    png = learned_filters.plot_filters(ckpt, tmp_path / "filters.png")
     assert png.stat().st_size > 5000 and png.read_bytes()[:4] == b"\x89PNG"
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from scripts import memory_guard, sweep
+from scripts import scheduler, sweep
 from scripts.report.__main__ import main as report
 from scripts.report.figures import plot_depth
 from tests import test_tables_reliability as reliability
@@ -253,7 +253,7 @@ def packed(tmp_path: Path, n: int, devices: list, cell_memory: float, free_gib: 
     codes = sweep.run_cells(jobs, lambda cell, device: [sys.executable, str(script),
                                                          str(tmp_path), cell.id],
                             devices, dict(os.environ), cell_memory=cell_memory,
-                            read_free=lambda device: int(free_gib * memory_guard.GIB))
+                            read_free=lambda device: int(free_gib * scheduler.GIB))
     spans = [tuple(map(float, line.split())) for c in cells
              for line in (tmp_path / f"{c.id}.times").read_text().splitlines()]
     return codes, capsys.readouterr().out, spans
@@ -305,9 +305,9 @@ def test_free_memory_is_read_from_nvidia_smi_and_the_host(tmp_path, monkeypatch)
                     'exit 6\n')
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ['PATH']}")
-    assert memory_guard.free_bytes("GPU-7") == 40960 * 1024 ** 2
-    assert memory_guard.free_bytes("3") is None  # an id it does not know: unguarded
-    host = memory_guard.free_bytes(None)
+    assert scheduler.free_bytes("GPU-7") == 40960 * 1024 ** 2
+    assert scheduler.free_bytes("3") is None  # an id it does not know: unguarded
+    host = scheduler.free_bytes(None)
     total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     assert host is not None and 0 < host <= total
 

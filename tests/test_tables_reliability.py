@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from scripts import sweep
+from scripts import scheduler, sweep
 from scripts.report.__main__ import main as report
 from scripts.report.cells import table_results
 from tests.test_reproduce import fabricate, first_table
@@ -195,7 +195,7 @@ BAD_SWEEP_ARGS = {
 @pytest.mark.parametrize("case", sorted(BAD_SWEEP_ARGS))
 def test_sweep_bad_input_exits_2_before_writing(case, dry, tmp_path, capsys, monkeypatch):
     args, expected = BAD_SWEEP_ARGS[case]
-    monkeypatch.setattr(sweep, "run_cell", lambda *a: pytest.fail("a cell was started"))
+    monkeypatch.setattr(scheduler, "run_cell", lambda *a: pytest.fail("a cell was started"))
     afile = tmp_path / "afile"
     afile.write_text("not a folder\n")
     args = [a.format(file=afile, tmp=tmp_path) for a in args]
@@ -212,8 +212,8 @@ def test_sweep_bad_input_exits_2_before_writing(case, dry, tmp_path, capsys, mon
 
 
 def test_gpus_without_a_visible_gpu_is_refused(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(sweep, "cuda_device_count", lambda: 0)
-    monkeypatch.setattr(sweep, "run_cell", lambda *a: pytest.fail("a cell was started"))
+    monkeypatch.setattr(scheduler, "cuda_device_count", lambda: 0)
+    monkeypatch.setattr(scheduler, "run_cell", lambda *a: pytest.fail("a cell was started"))
     argv = ["ablation", "--only", "wo_gate_ZINC", "--out_root", str(tmp_path / "out"),
             "--gpus", "0"]
     assert sweep.main(argv) == 2
@@ -221,7 +221,7 @@ def test_gpus_without_a_visible_gpu_is_refused(tmp_path, capsys, monkeypatch):
         "error: --gpus 0 but no CUDA GPU is visible (leave out --gpus to run the cells on the "
         "CPU, --jobs N at a time)")
     assert not (tmp_path / "out").exists()
-    monkeypatch.setattr(sweep, "cuda_device_count", lambda: 1)  # one GPU: id 1 is not there
+    monkeypatch.setattr(scheduler, "cuda_device_count", lambda: 1)  # one GPU: id 1 is not there
     assert sweep.main([*argv[:-1], "0,1"]) == 2
     assert "1 CUDA GPU(s) visible" in one_error_line(capsys.readouterr().err)
     assert sweep.main([*argv, "--dry-run"]) == 0  # planning for a GPU machine is fine
@@ -264,7 +264,7 @@ def probe(tmp_path, monkeypatch):
 
     monkeypatch.setattr(sweep, "build_command", build)
     monkeypatch.setattr(sweep, "check_command", lambda cell, cmd: None)
-    monkeypatch.setattr(sweep, "cuda_device_count", lambda: 2)
+    monkeypatch.setattr(scheduler, "cuda_device_count", lambda: 2)
     monkeypatch.setenv("PROBE_DEVICE", "cpu")
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     return script
@@ -291,21 +291,21 @@ def test_a_failed_cell_and_a_crash_of_the_sweep_exit_1(probe, tmp_path, capsys, 
     assert one_error_line(captured.err).startswith("error: ablation: 2 cell(s) failed: ")
     assert "wo_gate_ZINC (exit 1)" in captured.err
     monkeypatch.setenv("PROBE_EXIT", "0")
-    real = sweep.run_cell
+    real = scheduler.run_cell
 
     def crash(cmd, folder, *args):
         if folder.name == "wo_gate_ZINC":
             raise RuntimeError("worker bug")
         return real(cmd, folder, *args)
 
-    monkeypatch.setattr(sweep, "run_cell", crash)
+    monkeypatch.setattr(scheduler, "run_cell", crash)
     assert sweep.main(argv) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert err[0] == ("error: wo_gate_ZINC: the sweep could not run it: RuntimeError: "
                       "worker bug")
     assert err[1].startswith("error: ablation: 1 cell(s) failed: wo_gate_ZINC (exit 1)")
     assert len(err) == 2
-    assert not list((out / "ablation").rglob(sweep.CLAIM_FILE))  # claims released
+    assert not list((out / "ablation").rglob(scheduler.CLAIM_FILE))  # claims released
 
 
 def test_a_full_disk_stops_the_sweep_naming_the_folder(probe, tmp_path, capsys, monkeypatch):
@@ -314,7 +314,7 @@ def test_a_full_disk_stops_the_sweep_naming_the_folder(probe, tmp_path, capsys, 
     def full(cmd, folder, *args):
         raise OSError(errno.ENOSPC, "No space left on device", str(folder / "stdout.log"))
 
-    monkeypatch.setattr(sweep, "run_cell", full)
+    monkeypatch.setattr(scheduler, "run_cell", full)
     argv = ["ablation", "--only", "wo_gate", "--out_root", str(out), "--runs", "1"]
     assert sweep.main(argv) == 1
     err = capsys.readouterr().err.strip().splitlines()
@@ -327,8 +327,8 @@ def test_a_full_disk_stops_the_sweep_naming_the_folder(probe, tmp_path, capsys, 
 HOLDER = textwrap.dedent("""\
     import sys, time
     from pathlib import Path
-    from scripts import sweep
-    claim, note = sweep.claim_cell(Path(sys.argv[1]))
+    from scripts import scheduler
+    claim, note = scheduler.claim_cell(Path(sys.argv[1]))
     Path(sys.argv[2]).write_text("held" if claim else "not held")
     time.sleep(60)
 """)
@@ -362,19 +362,20 @@ def test_a_claimed_cell_is_not_run_twice_and_a_dead_claim_is_taken_over(probe, t
     assert sweep.main(argv) == 0
     text = capsys.readouterr().out
     assert f"took over the claim of pid {holder.pid}" in text and "done on cpu" in text
-    assert not (folder / sweep.CLAIM_FILE).exists()
+    assert not (folder / scheduler.CLAIM_FILE).exists()
 
 
 def test_claims_exclude_each_other_and_a_finished_cell_is_not_rerun(tmp_path):
     folder = tmp_path / "cell"
-    first, note = sweep.claim_cell(folder)
+    first, note = scheduler.claim_cell(folder)
     assert first is not None and note == ""
-    second, holder = sweep.claim_cell(folder)
+    second, holder = scheduler.claim_cell(folder)
     assert second is None and holder.startswith(f"pid {os.getpid()} on host")
-    assert sweep.claim_holder(folder) == holder
+    assert scheduler.claim_holder(folder) == holder
     first.release()
-    assert sweep.claim_holder(folder) is None and not (folder / sweep.CLAIM_FILE).exists()
-    again, note = sweep.claim_cell(folder)
+    assert scheduler.claim_holder(folder) is None
+    assert not (folder / scheduler.CLAIM_FILE).exists()
+    again, note = scheduler.claim_cell(folder)
     assert again is not None and note == ""  # released cleanly: nothing to take over
     again.release()
 
@@ -468,9 +469,9 @@ def test_a_claim_that_cannot_be_written_leaves_no_claim_file(tmp_path, monkeypat
     def full(*args):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(sweep.os, "pwrite", full)
+    monkeypatch.setattr(scheduler.os, "pwrite", full)
     with pytest.raises(OSError):
-        sweep.claim_cell(tmp_path / "cell")
+        scheduler.claim_cell(tmp_path / "cell")
     assert list((tmp_path / "cell").iterdir()) == []
 
 
@@ -504,4 +505,4 @@ def test_a_signal_while_cells_run_is_passed_on_and_one_line(probe, tmp_path, cap
     assert len(err) == 1 and err[0].startswith("terminated: "), captured.err
     assert not crashed, [str(c.exc_value) for c in crashed]
     assert "terminated: waiting for the running cells" in captured.out
-    assert not list(out.rglob(sweep.CLAIM_FILE))  # claims released
+    assert not list(out.rglob(scheduler.CLAIM_FILE))  # claims released

@@ -1,6 +1,6 @@
 """The tools hold the main scripts' conventions (scripts/cli.py): bad input is one line naming the
 option, exit code 2, found before any work and before anything is written; Ctrl-C and SIGTERM
-are one line and 130 / 143; every ``scripts/*.py`` also runs as a file.
+are one line and 130 / 143; a command merged into another says what replaces it.
 
 Tools are called in-process through their ``main(argv)``, which returns the exit code; the few
 subprocesses run with a timeout that kills the child's process group.
@@ -8,11 +8,9 @@ subprocesses run with a timeout that kills the child's process group.
 
 from __future__ import annotations
 
-import ast
 import os
 import re
 import signal
-import subprocess
 import sys
 from pathlib import Path
 
@@ -21,13 +19,12 @@ import pytest
 import evaluate_checkpoint
 from data import sbm, superpixels
 from scripts import (
-    benchmark,
-    benchmark_baselines,
     cli,
     diagnose,
     gpu_check,
-    plot_filters,
 )
+from scripts.bench import autogcn as bench_autogcn
+from scripts.bench import models as bench_models
 from scripts.report.__main__ import main as report
 from tests.data_writers import write_mnist, write_squirrel, write_tiny_zinc
 from tests.helpers import run_in_own_group
@@ -35,9 +32,9 @@ from train import errors
 
 ROOT = Path(__file__).resolve().parent.parent
 TOOLS = {
-    "diagnose": diagnose.main, "plot_filters": plot_filters.main,
+    "diagnose": diagnose.main,
     "depth": lambda argv: report(["depth", *argv]),
-    "benchmark": benchmark.main, "benchmark_baselines": benchmark_baselines.main,
+    "bench autogcn": bench_autogcn.main, "bench models": bench_models.main,
     "gpu_check": gpu_check.main, "evaluate_checkpoint": evaluate_checkpoint.main,
 }
 
@@ -72,7 +69,7 @@ def snapshot(folder: Path) -> dict[str, bytes]:
 
 LONG = "n" * 300
 DIAG = ["--dataset", "SQUIRREL", "--data_dir", "{fx}/squirrel", "--out", "{out}"]
-PLOT = ["{fx}/ck.pt", "--out", "{out}/f.png"]
+PLOT = ["--checkpoint", "{fx}/ck.pt", "--out", "{out}/f.png"]  # diagnose's filter figure
 DEPTH = ["--results", "{fx}/results", "--out", "{out}/d.png"]
 BENCH = ["--datasets", "ZINC", "--zinc_dir", "{fx}/zinc", "--graphs", "4", "--epochs", "1"]
 BASE = ["--datasets", "ZINC", "--zinc_dir", "{fx}/zinc", "--graphs", "4", "--models", "GCN"]
@@ -105,17 +102,21 @@ BAD = [
     ("diagnose", DIAG, ["--data_dir", "{out}/missing"], "squirrel"),
     ("diagnose", DIAG, ["--checkpoint", "{out}/missing.pt"], "missing.pt"),
     ("diagnose", DIAG, ["--checkpoint", "{fx}/ck.pt", "--sizes_only"], "--sizes_only"),
-    ("plot_filters", PLOT, ["--points", "-1"], "--points"),
-    ("plot_filters", PLOT, ["--points", "0"], "--points"),
-    ("plot_filters", PLOT, ["--points", "1"], "--points"),
-    ("plot_filters", PLOT, ["--points", "100000000"], "--points"),
-    ("plot_filters", PLOT, ["--points", "ten"], "--points"),
-    ("plot_filters", PLOT, ["--out", "{fx}"], "--out"),
-    ("plot_filters", PLOT, ["--out", ""], "--out"),
-    ("plot_filters", PLOT, ["--out", "{fx}/afile/f.png"], "--out"),
-    ("plot_filters", PLOT, ["--out", "{out}/f.txt"], "--out"),
-    ("plot_filters", PLOT, ["--out", "{out}/" + LONG + ".png"], "--out"),
-    ("plot_filters", ["{out}/missing.pt"], [], "missing.pt"),
+    ("diagnose", PLOT, ["--points", "-1"], "--points"),
+    ("diagnose", PLOT, ["--points", "0"], "--points"),
+    ("diagnose", PLOT, ["--points", "1"], "--points"),
+    ("diagnose", PLOT, ["--points", "100000000"], "--points"),
+    ("diagnose", PLOT, ["--points", "ten"], "--points"),
+    ("diagnose", PLOT, ["--out", "{fx}"], "--out"),
+    ("diagnose", PLOT, ["--out", ""], "--out"),
+    ("diagnose", PLOT, ["--out", "{fx}/afile/f.png"], "--out"),
+    ("diagnose", PLOT, ["--out", "{out}/f.txt"], "--out"),
+    ("diagnose", PLOT, ["--out", "{out}/" + LONG + ".png"], "--out"),
+    ("diagnose", ["--checkpoint", "{out}/missing.pt"], [], "missing.pt"),
+    ("diagnose", ["--out", "{out}/f.png"], [], "give --dataset NAME"),
+    ("diagnose", PLOT, ["--sizes_only"], "--sizes_only: for the dataset report"),
+    ("diagnose", PLOT, ["--max_graphs", "5"], "--max_graphs: for the dataset report"),
+    ("diagnose", DIAG, ["--checkpoint", "{fx}/ck.pt", "{fx}/ck.pt"], "takes one checkpoint"),
     ("depth", DEPTH, ["--runs", "0"], "--runs"),
     ("depth", DEPTH, ["--runs", "-1"], "--runs"),
     ("depth", DEPTH, ["--out", "{fx}"], "--out"),
@@ -123,24 +124,24 @@ BAD = [
     ("depth", DEPTH, ["--results", "{out}/missing"], "--results"),
     ("depth", DEPTH, ["--results", "{fx}/afile"], "--results"),
     ("depth", DEPTH, ["--results", ""], "--results"),  # would read the project root
-    ("benchmark", BENCH, ["--graphs", "0"], "--graphs"),
-    ("benchmark", BENCH, ["--graphs", "100000000"], "--graphs"),
-    ("benchmark", BENCH, ["--epochs", "0"], "--epochs"),
-    ("benchmark", BENCH, ["--batch_size", "0"], "--batch_size"),
-    ("benchmark", BENCH, ["--device", "tpu"], "--device"),
-    ("benchmark", BENCH, ["--device", "cuda:99"], "--device"),
-    ("benchmark", BENCH, ["--threads", "0"], "--threads"),
-    ("benchmark", BENCH, ["--profile_rows", "0"], "--profile_rows"),
-    ("benchmark", BENCH, ["--datasets", "FOO"], "--datasets"),
-    ("benchmark", BENCH, ["--seed", "-1"], "--seed"),
-    ("benchmark", BENCH, ["--zinc_dir", "{out}/missing"], "missing"),
-    ("benchmark", BENCH, ["--compile", "auto"], "--compile"),
-    ("benchmark_baselines", BASE, ["--epochs", "0"], "--epochs"),
-    ("benchmark_baselines", BASE, ["--graphs", "-5"], "--graphs"),
-    ("benchmark_baselines", BASE, ["--device", "tpu"], "--device"),
-    ("benchmark_baselines", BASE, ["--models", "FOO"], "--models"),
-    ("benchmark_baselines", BASE, ["--zinc_dir", "{out}/missing"], "missing"),
-    ("benchmark_baselines", BASE, ["--compile", "yes"], "--compile"),
+    ("bench autogcn", BENCH, ["--graphs", "0"], "--graphs"),
+    ("bench autogcn", BENCH, ["--graphs", "100000000"], "--graphs"),
+    ("bench autogcn", BENCH, ["--epochs", "0"], "--epochs"),
+    ("bench autogcn", BENCH, ["--batch_size", "0"], "--batch_size"),
+    ("bench autogcn", BENCH, ["--device", "tpu"], "--device"),
+    ("bench autogcn", BENCH, ["--device", "cuda:99"], "--device"),
+    ("bench autogcn", BENCH, ["--threads", "0"], "--threads"),
+    ("bench autogcn", BENCH, ["--profile_rows", "0"], "--profile_rows"),
+    ("bench autogcn", BENCH, ["--datasets", "FOO"], "--datasets"),
+    ("bench autogcn", BENCH, ["--seed", "-1"], "--seed"),
+    ("bench autogcn", BENCH, ["--zinc_dir", "{out}/missing"], "missing"),
+    ("bench autogcn", BENCH, ["--compile", "auto"], "--compile"),
+    ("bench models", BASE, ["--epochs", "0"], "--epochs"),
+    ("bench models", BASE, ["--graphs", "-5"], "--graphs"),
+    ("bench models", BASE, ["--device", "tpu"], "--device"),
+    ("bench models", BASE, ["--models", "FOO"], "--models"),
+    ("bench models", BASE, ["--zinc_dir", "{out}/missing"], "missing"),
+    ("bench models", BASE, ["--compile", "yes"], "--compile"),
     ("gpu_check", [], ["--quick", "--frobnicate"], "--frobnicate"),
     ("evaluate_checkpoint", EVAL, ["--max_graphs", "0"], "--max_graphs"),
     ("evaluate_checkpoint", EVAL, ["--max_graphs", "abc"], "--max_graphs"),
@@ -199,8 +200,8 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(tool, base, change, nee
 def test_an_earlier_plot_is_kept_when_the_input_is_bad(fx, tmp_path, capsys):
     earlier = tmp_path / "filters.png"
     earlier.write_bytes(b"an earlier figure")
-    assert plot_filters.main([str(fx / "ck.pt"), "--out", str(earlier), "--points",
-                              "100000000"]) == 2
+    assert diagnose.main(["--checkpoint", str(fx / "ck.pt"), "--out", str(earlier),
+                          "--points", "100000000"]) == 2
     assert "--points: must be >= 2 and <= 100000" in capsys.readouterr().err
     assert earlier.read_bytes() == b"an earlier figure"
 
@@ -230,18 +231,18 @@ BAD_CHECKPOINTS = [
 ]
 
 
-@pytest.mark.parametrize("tool", ["evaluate_checkpoint", "plot_filters"])
+@pytest.mark.parametrize("tool", ["evaluate_checkpoint", "diagnose"])
 @pytest.mark.parametrize("name, make, needle", BAD_CHECKPOINTS,
                          ids=[b[0] for b in BAD_CHECKPOINTS])
 def test_unusable_checkpoints_are_one_line_exit_2(tool, name, make, needle, fx, tmp_path,
                                                    capsys):
-    if tool == "plot_filters" and name in ("unknown dataset", "no seed"):
+    if tool == "diagnose" and name in ("unknown dataset", "no seed"):
         pytest.skip("drawing the filters needs neither the dataset nor the seed")
     bad = tmp_path / "bad.pt"
     make(fx / "ck.pt", bad)
     before = snapshot(fx)
     args = [str(bad), "--data_dir", str(fx / "squirrel")] if tool == "evaluate_checkpoint" \
-        else [str(bad), "--out", str(tmp_path / "out" / "f.png")]
+        else ["--checkpoint", str(bad), "--out", str(tmp_path / "out" / "f.png")]
     code = TOOLS[tool](args)
     captured = capsys.readouterr()
     lines = captured.err.strip().splitlines()
@@ -257,13 +258,14 @@ def test_a_plot_replaces_an_earlier_one(fx, tmp_path, capsys):
     png = tmp_path / "f.png"
     png.write_bytes(b"an earlier figure")
     assert cli.output_problem(png, "file", (".png",)) is None
-    assert plot_filters.main([str(fx / "ck.pt"), "--out", str(png), "--points", "2"]) == 0
+    assert diagnose.main(["--checkpoint", str(fx / "ck.pt"), "--out", str(png), "--points",
+                          "2"]) == 0
     assert png.read_bytes()[:4] == b"\x89PNG"
     capsys.readouterr()
 
 
 @pytest.mark.parametrize("tool, bound", [
-    ("plot_filters", "--points"), ("diagnose", "--cheb_order"), ("benchmark", "--graphs"),
+    ("diagnose", "--points"), ("diagnose", "--cheb_order"), ("bench autogcn", "--graphs"),
     ("diagnose", "--workers"),
 ])
 def test_help_states_the_bounds(tool, bound, capsys):
@@ -282,10 +284,11 @@ def test_diagnose_takes_the_split_ratio_as_the_main_scripts_do(fx, tmp_path):
         assert report["size"]["random_split"]["ratios"] == pytest.approx([0.6, 0.2, 0.2])
 
 
-def test_plot_filters_within_the_bounds(fx, tmp_path, capsys):
+def test_the_filter_figure_within_the_bounds(fx, tmp_path, capsys):
     pytest.importorskip("matplotlib")
     png = tmp_path / "sub" / "f.png"
-    assert plot_filters.main([str(fx / "ck.pt"), "--out", str(png), "--points", "2"]) == 0
+    assert diagnose.main(["--checkpoint", str(fx / "ck.pt"), "--out", str(png), "--points",
+                          "2"]) == 0
     assert png.read_bytes()[:4] == b"\x89PNG"
 
 
@@ -479,47 +482,30 @@ def test_ctrl_c_while_building_superpixels(fx, tmp_path, monkeypatch, capsys):
     assert not [p for p in cache.rglob("*") if p.is_file() and p.suffix == ".json"]
 
 
-# ----------------------------------------------------------------------------- run as files
-#: Files that only say which command replaces them (tests/test_records.py runs them).
-MOVED = ("make_tables.py", "records.py", "reproduction_report.py", "plot_depth.py")
-SCRIPTS = sorted(p for p in (ROOT / "scripts").glob("*.py")
-                 if p.name not in ("__init__.py", "_project_root.py", *MOVED))
+# ----------------------------------------------------------------------------- python -m only
+def test_no_tool_edits_sys_path():
+    """The tools run as ``python -m scripts.NAME`` from the project: none edits ``sys.path``
+    (there is no bootstrap for running them as files)."""
+    edits = [str(p.relative_to(ROOT)) for p in sorted((ROOT / "scripts").rglob("*.py"))
+             if re.search(r"sys\.path\s*(\.(insert|append)|\[[^]]*\]\s*=)", p.read_text())]
+    assert edits == []
+    assert not (ROOT / "scripts" / "_project_root.py").exists()
 
 
-@pytest.mark.parametrize("script", SCRIPTS, ids=[p.stem for p in SCRIPTS])
-def test_every_script_bootstraps_before_its_first_project_import(script):
-    """Run as a file, ``scripts/`` is on sys.path instead of the project: the bootstrap must
-    come before any import of the project's packages."""
-    tree = ast.parse(script.read_text())
-    project = {"scripts", "train", "data", "nets", "layers", "tests", "evaluate_checkpoint"}
-    for node in tree.body:
-        if isinstance(node, ast.If) and "_project_root" in ast.unparse(node):
-            assert ast.unparse(node.test) == "not __package__"
-            return
-        if isinstance(node, ast.ImportFrom | ast.Import):
-            names = [node.module] if isinstance(node, ast.ImportFrom) else [
-                a.name for a in node.names]
-            assert not any((n or "").split(".")[0] in project for n in names), (
-                f"{script.name} imports {names} before the bootstrap")
-    pytest.fail(f"{script.name} has no bootstrap (if not __package__: import _project_root)")
+RETIRED = {  # the old command -> what replaces it
+    "benchmark": "python -m scripts.bench autogcn",
+    "benchmark_baselines": "python -m scripts.bench models",
+    "benchmark_layers": "python -m scripts.bench layers",
+    "state_cost": "python -m scripts.bench state",
+    "plot_filters": "python -m scripts.diagnose --checkpoint",
+}
 
 
-def _run_file(script: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    """``python scripts/<script> args`` from another folder; the child's process group is
-    killed on timeout."""
-    return run_in_own_group([sys.executable, str(ROOT / "scripts" / script), *args], timeout,
-                            cwd=ROOT.parent, env={**os.environ, "PYTHONPATH": ""})
-
-
-@pytest.mark.parametrize("script", ["sweep.py", "gpu_check.py"])
-def test_scripts_run_as_files(script):
-    proc = _run_file(script, "--help")
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.startswith("usage:") and "Traceback" not in proc.stderr
-
-
-def test_a_script_run_as_a_file_exits_as_a_module_does():
-    proc = _run_file("gpu_check.py", "--quick", "--frobnicate")
-    assert proc.returncode == 2, proc.stderr
-    assert proc.stderr.startswith("error: unrecognized arguments: --frobnicate")
-    assert len(proc.stderr.strip().splitlines()) == 1
+@pytest.mark.parametrize("old", sorted(RETIRED))
+def test_a_merged_command_says_what_replaces_it(old, tmp_path):
+    proc = run_in_own_group([sys.executable, "-m", f"scripts.{old}", "--help"], 60, cwd=ROOT)
+    assert proc.returncode == 2 and proc.stdout == ""
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: scripts.{old} is now: {RETIRED[old]}")
+    assert lines[0].endswith("(the same options)")
+    assert not (ROOT / "scripts" / "gpu_check.sh").exists()  # now python -m scripts.gpu_check

@@ -1,0 +1,97 @@
+"""What saving a run's state after every epoch (``--resume``, train/resume.py) costs, against the
+epoch it follows.
+
+    OMP_NUM_THREADS=1 python -m scripts.bench state --zinc_dir DIR [--max_graphs 1000]
+        [--sbm_graphs 100] [--epochs 3] [--device cpu|cuda]
+
+Trains AutoGCN at its published ZINC and SBM_PATTERN configs through the main scripts' own code
+(``train.runner``; SBM_PATTERN generated on the spot into a temporary folder), timing every
+state capture and write (``run_state`` + ``save_state``: weights, optimiser, best weights, random
+states, digest, atomic write), and prints per dataset the state's size, the mean save time, the
+mean epoch (training + validation + test) and their ratio. The state does not grow with the data
+while the epoch does, so a subset of the training graphs (``--max_graphs``) overstates the
+ratio of a full run. Bad input exits 2 with one line.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from scripts import cli
+from scripts.bench.timing import add_device
+from train import runner
+from train.checkpoint import STATE_FILE
+from train.errors import run_tool
+from train.tasks import SBM, ZINC
+
+PROG = "python -m scripts.bench state"
+CONFIGS = {"ZINC": (ZINC, "configs/molecules_graph_regression_AUTOGCN_ZINC.json"),
+           "SBM_PATTERN": (SBM, "configs/SBMs_node_clustering_AUTOGCN_PATTERN.json")}
+
+
+def measure(name: str, data_dir: str, graphs: int, epochs: int, device: str, tmp: Path) -> str:
+    task, config = CONFIGS[name]
+    timings: list[float] = []
+    sizes: list[int] = []
+    capture, save = runner.run_state, runner.save_state
+
+    def timed_capture(*args, **kwargs):
+        timings.append(-time.perf_counter())
+        return capture(*args, **kwargs)
+
+    def timed_save(path, state):
+        save(path, state)
+        timings[-1] += time.perf_counter()
+        sizes.append(Path(path).stat().st_size)
+
+    runner.run_state, runner.save_state = timed_capture, timed_save
+    try:
+        gpu = ["--use_gpu", "False"] if device == "cpu" else ["--gpu_id", device.partition(":")[2]
+                                                              or "0"]
+        code = runner.main(task, ["--config", config, "--data_dir", data_dir, "--max_graphs",
+                                  str(graphs), "--epochs", str(epochs), "--runs", "1",
+                                  "--seed", "1", "--compile", "off", "--out_dir",
+                                  str(tmp / name), *gpu])
+    finally:
+        runner.run_state, runner.save_state = capture, save
+    if code != 0:
+        raise SystemExit(code)
+    (res_file,) = (tmp / name).glob("*/results.json")
+    res = json.loads(res_file.read_text())
+    assert not list((tmp / name).glob(f"*/{STATE_FILE}"))  # removed once the run completed
+    epoch = res["runs"][0]["s_per_epoch"]
+    saved = sum(timings) / len(timings)
+    return (f"{name}: {graphs} training graphs, epoch {epoch:.2f} s, state "
+            f"{sizes[-1] / 2**20:.1f} MiB saved in {saved * 1000:.1f} ms = "
+            f"{100 * saved / epoch:.2f} % of the epoch")
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    parser = cli.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    parser.add_argument("--zinc_dir", required=True, type=cli.data_folder, metavar="DIR",
+                        help="the ZINC pickles")
+    parser.add_argument("--max_graphs", type=cli.int_in(1, cli.MAX_GRAPHS), default=1000,
+                        help="ZINC graphs per split")
+    parser.add_argument("--sbm_graphs", type=cli.int_in(1, cli.MAX_GRAPHS), default=100,
+                        help="SBM_PATTERN graphs per split (generated)")
+    parser.add_argument("--epochs", type=cli.int_in(1, cli.MAX_EPOCHS), default=3)
+    add_device(parser)
+    args = parser.parse_args(argv)
+    logging.getLogger("autogcn").setLevel(logging.WARNING)
+    with tempfile.TemporaryDirectory(prefix="state_cost_") as name:
+        tmp = Path(name)
+        print(measure("ZINC", str(args.zinc_dir), args.max_graphs, args.epochs, args.device,
+                      tmp), flush=True)
+        print(measure("SBM_PATTERN", str(tmp / "sbm"), args.sbm_graphs, args.epochs,
+                      args.device, tmp), flush=True)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command line; returns the exit code (0, 2 bad input, 1 failure, 130/143)."""
+    return run_tool(_main, argv)

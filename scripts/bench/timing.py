@@ -1,0 +1,187 @@
+"""What the benchmarks share: the clock, interleaved timing, the compile modes measured and the
+ratio lines they print, and their common options.
+
+Candidates are timed alternately, the order rotated each round (:func:`rotated_rounds`), so a
+load change on the machine hits them alike. ``--clock cpu`` times the process's CPU time instead
+of wall time: on a machine shared with other jobs it is the steadier measure (a waiting process
+uses no CPU time; with more than one thread it sums them). ``--compile off`` measures eager
+only, ``on`` compiled only, ``both`` (default) both; where compiling cannot work here (old
+torch, no C++ compiler, no Triton) one line says why and only eager is measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import math
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import torch
+
+from scripts import cli
+from train import compilation
+from train.config import load_config
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIGS = {  # the published configs, by dataset, of a registry model name
+    "SBM_CLUSTER": "configs/SBMs_node_clustering_{}_CLUSTER.json",
+    "ZINC": "configs/molecules_graph_regression_{}_ZINC.json",
+    "MNIST": "configs/superpixels_graph_classification_{}_MNIST.json",
+}
+# Published s/epoch (one Titan XP GPU, full training sets): AutoGCN, GCN
+PUBLISHED_S_PER_EPOCH = {"SBM_CLUSTER": (20.40, 14.76), "ZINC": (4.88, 3.29),
+                         "MNIST": (59.39, 47.93)}
+FULL_TRAIN_GRAPHS = {"SBM_CLUSTER": 10000, "ZINC": 10000, "MNIST": 55000}
+COMPILE_CHOICES = {"both": (False, True), "on": (True,), "off": (False,)}
+# The compiler loads torch's C++-extension helper, which warns on a machine without CUDA that
+# it found no CUDA runtime: irrelevant to a CPU benchmark, and a GPU machine never sees it.
+logging.getLogger("torch.utils.cpp_extension").addFilter(
+    lambda record: not record.getMessage().startswith("No CUDA runtime is found"))
+
+
+def mode(compiled: bool) -> str:
+    return "compiled" if compiled else "eager"
+
+
+def described(device: torch.device) -> str:
+    """The device in words: the GPU's name, or the CPU and its threads."""
+    return torch.cuda.get_device_name(device) if device.type == "cuda" else \
+        f"CPU, {torch.get_num_threads()} thread(s)"
+
+
+# ----------------------------------------------------------------------------- options
+def add_compile(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--compile", choices=list(COMPILE_CHOICES), default="both",
+                        help="measure each model eager and compiled (both, the default), "
+                             "compiled only (on) or eager only (off)")
+
+
+def add_clock(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--clock", choices=list(CLOCKS), default="wall",
+                        help="wall time (default) or the process's CPU time, steadier on a "
+                             "machine shared with other jobs (CPU only)")
+
+
+def add_device(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--device", type=cli.device_name, default="cpu",
+                        help="cpu, cuda or cuda:N (default cpu)")
+
+
+def add_zinc_dir(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--zinc_dir", type=cli.data_folder, default="datasets/ZINC",
+                        metavar="DIR", help="folder of the ZINC raw pickles")
+
+
+# ----------------------------------------------------------------------------- compile modes
+def modes_to_measure(setting: str, device: torch.device) -> tuple[tuple[bool, ...], str | None]:
+    """The modes ``--compile`` asks for that can run here (False eager, True compiled), and a
+    line saying why compiled is left out where it cannot run."""
+    wanted = COMPILE_CHOICES[setting]
+    if True not in wanted:
+        return wanted, None
+    why_not = compilation.unavailable(device)
+    if why_not is None:
+        return wanted, None
+    return (False,), f"compile: unavailable on {device} ({why_not}); measuring eager only"
+
+
+def full_run_steps(dataset: str, model: str) -> tuple[int, int, int]:
+    """Epochs, batches per epoch and optimiser steps of a full training run at the published
+    config (every training graph, the config's batch size)."""
+    params = load_config(ROOT / CONFIGS[dataset].format(model))["params"]
+    batches = math.ceil(FULL_TRAIN_GRAPHS[dataset] / params["batch_size"])
+    return params["epochs"], batches, params["epochs"] * batches
+
+
+def default_mode(dataset: str, model: str, device: torch.device, setting: str
+                 ) -> tuple[bool | None, str]:
+    """Whether a full training run of ``model`` compiles here (``params.compile = "auto"``), and
+    why, in words. ``--compile off`` does not probe the compiler: where the run is long enough
+    for ``auto`` to compile, the default is then left unknown (``None``)."""
+    epochs, batches, steps = full_run_steps(dataset, model)
+    if setting == "off" and steps >= compilation.MIN_STEPS:
+        compiled, why = None, "not probed (--compile off)"
+    else:
+        compiled, why = compilation.decide("auto", device, steps)
+    word = "unknown" if compiled is None else mode(compiled)
+    return compiled, f"{word} ({epochs} epochs x {batches} batches = {steps} steps: {why})"
+
+
+def compile_counters() -> tuple[int, int, int]:
+    """Graphs compiled so far, and the compiler's on-disk cache hits and misses."""
+    from torch._dynamo.utils import counters
+
+    return (counters["stats"]["unique_graphs"], counters["inductor"]["fxgraph_cache_hit"],
+            counters["inductor"]["fxgraph_cache_miss"])
+
+
+# ----------------------------------------------------------------------------- ratio lines
+def gcn_ratio_line(dataset: str, seconds: dict[tuple[str, bool], float],
+                   defaults: dict[str, bool | None]) -> tuple[float, str]:
+    """``AutoGCN/GCN epoch time ratio on <DATASET>: R`` with both models in their default mode
+    (``seconds[model, compiled]``: median s/epoch); where a default was not measured, both in
+    the measured mode (compiled if it was), which the line says."""
+    auto, gcn = "AUTOGCN", "GCN"
+    want = (defaults[auto], defaults[gcn])
+    if None not in want and (auto, want[0]) in seconds and (gcn, want[1]) in seconds:
+        ratio = seconds[auto, want[0]] / seconds[gcn, want[1]]
+        note = (f"both {mode(want[0])}, the default here" if want[0] == want[1] else
+                f"the defaults here: AutoGCN {mode(want[0])}, GCN {mode(want[1])}")
+    else:
+        m = max(c for model, c in seconds if model == auto)
+        ratio = seconds[auto, m] / seconds[gcn, m]
+        note = f"both {mode(m)}; " + ("the default mode was not probed (--compile off)"
+                                      if None in want else "the default mode was not measured")
+    pub = PUBLISHED_S_PER_EPOCH[dataset]
+    note += f"; paper, Titan XP: {pub[0] / pub[1]:.2f}"
+    return ratio, f"AutoGCN/GCN epoch time ratio on {dataset}: {ratio:.2f}   ({note})"
+
+
+def compiled_over_eager_line(label: str, dataset: str, eager_s: float, compiled_s: float,
+                             detail: str = "") -> tuple[float, str]:
+    """``compiled/eager <MODEL> epoch time on <DATASET>: R`` (below 1: compiled is faster)
+    with the speed-up eager/compiled."""
+    r = compiled_s / eager_s
+    return r, (f"compiled/eager {label} epoch time on {dataset}: {r:.2f}   (speed-up "
+               f"eager/compiled {1 / r:.2f}x{detail})")
+
+
+# ----------------------------------------------------------------------------- timing
+def sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+#: What :func:`timed` reads (``--clock``): wall time, or the process's CPU time, which a
+#: shared machine's other jobs do not inflate (they take turns on the cores, and a waiting
+#: process uses no CPU time); CPU time sums the process's threads.
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+_clock = CLOCKS["wall"]
+
+
+def set_clock(name: str, device: torch.device) -> None:
+    """Select :data:`CLOCKS` ``name``; CPU time says nothing of GPU work, so ``cpu`` is refused
+    on CUDA."""
+    global _clock
+    if name == "cpu" and device.type == "cuda":
+        raise cli.UsageError("--clock cpu measures the CPU's work only: use --clock wall with "
+                             "--device cuda")
+    _clock = CLOCKS[name]
+
+
+def timed(fn: Callable[[], None], device: torch.device) -> float:
+    sync(device)
+    t0 = _clock()
+    fn()
+    sync(device)
+    return _clock() - t0
+
+
+def rotated_rounds(items: list, repeats: int) -> Iterator:
+    """``repeats`` rounds over ``items``, each round starting one further along, so that no
+    item always runs first (after a warm-up of its own) or always follows the same one."""
+    for r in range(repeats):
+        k = r % len(items)
+        yield from items[k:] + items[:k]
