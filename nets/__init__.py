@@ -2,6 +2,6 @@
 stack (``nets.gnn_net``), the baselines (``nets.baselines``) and AutoGCN's successors
 (``nets.successors``). Importing the package registers every model."""
 
-# importing a module registers its models: the baselines, then GPRGNN, BERNNET, CHEBNETII and
-# JACOBICONV
+# importing a module registers its models: the baselines, then GPRGNN, BERNNET, CHEBNETII,
+# JACOBICONV and OPTBASIS
 from nets import baselines, successors  # noqa: F401

@@ -1,8 +1,10 @@
-"""AutoGCN's successors, registered under ``GPRGNN BERNNET CHEBNETII JACOBICONV`` for every task.
+"""AutoGCN's successors, registered under ``GPRGNN BERNNET CHEBNETII JACOBICONV OPTBASIS`` for
+every task.
 
 * Single-graph node classification (PubMed, Squirrel, ...): :class:`DecoupledNet`, the official
   codes' structure — an MLP on the node features, then one learned polynomial filter of its
-  logits (no nonlinearity after the filter).
+  logits (no nonlinearity after the filter); OptBasisGNN's :class:`OptBasisNet` filters the
+  hidden layer instead and classifies after the filter.
 * Batched graphs (SBM, ZINC, superpixels): :class:`~nets.gnn_net.GNNNet` over
   :class:`~layers.poly_filter.PolyFilterLayer` layers (encoder → L filter layers with residual,
   graph norm, batch norm → readout → MLP head), as the project's ChebNet and AutoGCN. None of
@@ -20,14 +22,18 @@ from functools import partial
 import torch
 from torch import nn
 
-from autogcn import BernNetProp, ChebNetIIProp, GPRGNNProp, JacobiConvProp
+from autogcn import BernNetProp, ChebNetIIProp, GPRGNNProp, JacobiConvProp, OptBasisProp
 from data.graph import Graph
 from layers.poly_filter import PolyFilterLayer, PolynomialFilter
 from nets.baselines import LinearChain
 from nets.gnn_net import GNNNet, NetIO
 from nets.registry import register
 
+#: The four with a fixed basis, hence one frequency response for every input.
 SUCCESSORS = ("GPRGNN", "BERNNET", "CHEBNETII", "JACOBICONV")
+#: OptBasisGNN: a basis built on each signal, so no response without one (autogcn/optbasis.py).
+OPTBASIS = "OPTBASIS"
+ALL_SUCCESSORS = (*SUCCESSORS, OPTBASIS)
 
 
 def make_filter(model: str, channels: int, p: dict) -> PolynomialFilter:
@@ -41,7 +47,10 @@ def make_filter(model: str, channels: int, p: dict) -> PolynomialFilter:
         return ChebNetIIProp(K)
     if model == "JACOBICONV":
         return JacobiConvProp(channels, K, p["jacobi_a"], p["jacobi_b"], p["jacobi_alpha"])
-    raise ValueError(f"unknown polynomial-filter model {model!r}; expected one of {SUCCESSORS}")
+    if model == OPTBASIS:
+        return OptBasisProp(channels, K)
+    raise ValueError(f"unknown polynomial-filter model {model!r}; expected one of "
+                     f"{ALL_SUCCESSORS}")
 
 
 class DecoupledNet(nn.Module):
@@ -69,6 +78,29 @@ class DecoupledNet(nn.Module):
         return self.filter(self.prop_dropout(self.mlp(h)), g)
 
 
+class OptBasisNet(nn.Module):
+    r"""OptBasisGNN's node-classification net (official ``NormalNN``): dropout → Linear(F,
+    hidden) → ReLU → dropout(``dprate``, the official ``dropout2``) → :class:`OptBasisProp`
+    over the ``hidden`` channels → dropout → Linear(hidden, C). Unlike :class:`DecoupledNet`
+    the filter runs on the hidden layer and a linear map follows it. Parameters:
+    ``(F + 1)·hidden + (K + 1)·hidden + (hidden + 1)·C``.
+    """
+
+    def __init__(self, io: NetIO, p: dict) -> None:
+        super().__init__()
+        self.io = io
+        hidden = p["hidden_dim"]
+        self.lin_in = LinearChain([io.in_dim, hidden], p["dropout"])
+        self.prop_dropout = nn.Dropout(p["dprate"])
+        self.filter = OptBasisProp(hidden, p["poly_order"])
+        self.lin_out = LinearChain([hidden, io.num_classes], p["dropout"])
+
+    def forward(self, g: Graph, h: torch.Tensor,
+                snorm_n: torch.Tensor | None = None) -> torch.Tensor:
+        h = self.prop_dropout(torch.relu(self.lin_in(h)))
+        return self.lin_out(self.filter(h, g))
+
+
 def filter_layer(model: str, in_dim: int, out_dim: int, p: dict,
                  output_layer: bool) -> PolyFilterLayer:
     """One graph-level layer of ``model`` for :class:`~nets.gnn_net.GNNNet`."""
@@ -79,11 +111,12 @@ def filter_layer(model: str, in_dim: int, out_dim: int, p: dict,
 
 
 def successor_net(model: str, io: NetIO, p: dict) -> nn.Module:
-    """:class:`DecoupledNet` on a single graph, the filter-layer stack on batched graphs."""
+    """:class:`DecoupledNet` (OptBasisGNN: :class:`OptBasisNet`) on a single graph, the
+    filter-layer stack on batched graphs."""
     if io.level == "single_graph":
-        return DecoupledNet(io, p, model)
+        return OptBasisNet(io, p) if model == OPTBASIS else DecoupledNet(io, p, model)
     return GNNNet(io, p, partial(filter_layer, model))
 
 
-for _name in SUCCESSORS:
+for _name in ALL_SUCCESSORS:
     register(_name, net=partial(successor_net, _name))

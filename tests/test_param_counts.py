@@ -139,11 +139,24 @@ def test_published_successor_configs_have_the_official_counts(model, dataset):
     assert config_count(model, dataset, "_published") == expected
 
 
+@pytest.mark.parametrize("dataset", GRAPH_SETS + NODE_SETS)
+def test_optbasis_configs_match_autogcn_budget(dataset):
+    autogcn = config_count("AUTOGCN", dataset)
+    assert abs(config_count("OPTBASIS", dataset) - autogcn) <= BUDGET_TOLERANCE * autogcn
+
+
+@pytest.mark.parametrize("dataset,expected", [("PUBMED", 33091), ("SQUIRREL", 135429)])
+def test_optbasis_published_configs_have_the_official_counts(dataset, expected):
+    """(F·64 + 64) + (64·C + C) + 64·(K + 1), K 12 / 20 (SUCCESSORS.md §7)."""
+    assert config_count("OPTBASIS", dataset, "_published") == expected
+
+
 def test_every_config_loads_and_baseline_cells_are_covered():
     files = sorted(glob.glob(os.path.join(ROOT, "configs", "*.json")))
     names = {os.path.basename(f) for f in files}
     for f in files:  # the loader accepts every file unchanged
         load_config(f)
     wanted = {FILE[ds].format(model) for model, ds, _ in CELLS}
-    wanted |= {FILE[ds].format(m) for m in SUCCESSORS for ds in GRAPH_SETS + NODE_SETS}
+    wanted |= {FILE[ds].format(m) for m in (*SUCCESSORS, "OPTBASIS")
+               for ds in GRAPH_SETS + NODE_SETS}
     assert wanted <= names, sorted(wanted - names)

@@ -124,6 +124,30 @@ def test_val_metric_patience_counts_epochs_below_the_best():
     assert run_curve("val_metric_patience", 2, accs=accs) == (-1, 4)
 
 
+def test_val_metric_strict_keeps_the_first_best_and_counts_ties_as_no_gain():
+    # patience 2: the tie at epoch 2 neither replaces epoch 1 nor resets the counter
+    assert run_curve("val_metric_strict", 2, accs=[0.5, 0.6, 0.6, 0.55, 0.7]) == (3, 1)
+    assert run_curve("val_metric_strict", 2, accs=[0.5, 0.6, 0.55, 0.7, 0.1]) == (-1, 3)
+
+
+@pytest.mark.parametrize("dataset,K,lr,prop_lr,wd,dprate,normalise", [
+    ("PUBMED", 12, 0.04, 0.005, 1e-5, 0.0, False), ("SQUIRREL", 20, 0.001, 0.03, 1e-7, 0.5, True)])
+def test_optbasis_published_configs_set_its_protocol(dataset, K, lr, prop_lr, wd, dprate,
+                                                     normalise):
+    """OptBasisGNN's scripts/reproduce_optbasis.sh and train_models.py (SUCCESSORS.md §5)."""
+    cfg = load_config(ROOT / f"configs/node_classification_OPTBASIS_{dataset}_published.json")
+    p, net, data = cfg["params"], cfg["net_params"], cfg["data"]
+    assert (cfg["model"], cfg["dataset"]) == ("OPTBASIS", dataset)
+    assert (p["early_stop"], p["early_stop_patience"], p["epochs"], p["runs"]) == \
+        ("val_metric_strict", 300, 2000, 20)
+    assert (p["init_lr"], p["weight_decay"], p["scheduler"]) == (lr, wd, "none")
+    assert (net["poly_order"], net["hidden_dim"], net["dropout"], net["dprate"]) == \
+        (K, 64, 0.0, dprate)
+    assert (net["prop_lr"], net["prop_wd"]) == (prop_lr, 1e-3)
+    assert (data["split"], data["split_ratio"], data["normalize_features"]) == \
+        ("balanced", [0.6, 0.2, 0.2], normalise)
+
+
 def test_default_rule_keeps_the_first_best_metric_and_never_stops():
     assert run_curve("none", 1, accs=[0.5, 0.7, 0.7, 0.1, 0.1, 0.1]) == (-1, 1)
 
@@ -136,6 +160,7 @@ def test_no_validation_split_keeps_every_epoch():
 # --------------------------------------------------------------------------- configs
 def test_published_configs_set_the_official_protocol():
     paths = sorted(ROOT.glob("configs/node_classification_*_published.json"))
+    paths = [p for p in paths if "_OPTBASIS_" not in p.name]  # its own protocol: test below
     assert len(paths) == 8
     for path in paths:
         cfg = load_config(path)

@@ -17,7 +17,7 @@ from train.config import load_config
 from train.errors import UsageError
 
 ROOT = Path(__file__).resolve().parent.parent
-SUCCESSORS = ["GPRGNN", "BERNNET", "CHEBNETII", "JACOBICONV"]
+SUCCESSORS = ["GPRGNN", "BERNNET", "CHEBNETII", "JACOBICONV", "OPTBASIS"]
 NINE = ["PUBMED", "SBM_PATTERN", "SBM_CLUSTER", "ARXIV_YEAR", "YELPCHI", "SQUIRREL", "ZINC",
         "MNIST", "CIFAR10"]
 
@@ -46,8 +46,9 @@ def test_published_protocol_table_cells(capsys, tmp_path):
         split = option(cmd, "split") or cfg["data"]["split"]
         rule = option(cmd, "early_stop") or cfg["params"]["early_stop"]
         assert split == "balanced" and option(cmd, "runs") == "10", cell.id
-        expected = {"JACOBICONV": "val_metric_patience", "MLP": "none", "GCN": "none",
-                    "AUTOGCN": "none"}.get(cell.model, "val_loss_window")
+        expected = {"JACOBICONV": "val_metric_patience", "OPTBASIS": "val_metric_strict",
+                    "MLP": "none", "GCN": "none", "AUTOGCN": "none"}.get(cell.model,
+                                                                         "val_loss_window")
         assert rule == expected, cell.id
         if cell.model in SUCCESSORS:
             assert cell.config.endswith("_published.json"), cell.id

@@ -119,8 +119,9 @@ SCHEMA: dict[str, dict[str, Field]] = {
                              ("plateau", "none")),
         "early_stop": _choice("none", "which epoch's weights are kept and when a run stops "
                                       "early: none (the release), val_loss_window (GPR-GNN, "
-                                      "BernNet, ChebNetII) or val_metric_patience (JacobiConv); "
-                                      "train/stopping.py", EARLY_STOP_RULES),
+                                      "BernNet, ChebNetII), val_metric_patience (JacobiConv) or "
+                                      "val_metric_strict (OptBasisGNN); train/stopping.py",
+                             EARLY_STOP_RULES),
         "early_stop_patience": _int(200, "epochs for early_stop (the papers use 200)", 1),
         "deterministic": _bool(False, "repeatable runs: the same seed on the same device gives "
                                       "identical metrics; slower (docs/reproducing.md)"),
@@ -178,16 +179,19 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "gcn_source_degree": _choice("in", "GCN: scale a message by its source's in-degree (the "
                                            "release, DGL 0.4) or out-degree (DGL 2's GraphConv "
                                            "norm='both'); differs on directed graphs only"),
-        # AutoGCN's successors: GPRGNN, BERNNET, CHEBNETII, JACOBICONV (nets/successors.py)
-        "poly_order": _int(10, "GPRGNN/BERNNET/CHEBNETII/JACOBICONV: polynomial order K "
-                               "(propagation hops; 10 in every paper)", 1, 100),
-        "dprate": _float(0.5, "GPRGNN/BERNNET/CHEBNETII/JACOBICONV: dropout on the signal "
-                              "entering the filter (the papers' dprate, JacobiConv's dpt)",
+        # AutoGCN's successors: GPRGNN, BERNNET, CHEBNETII, JACOBICONV, OPTBASIS
+        # (nets/successors.py)
+        "poly_order": _int(10, "GPRGNN/BERNNET/CHEBNETII/JACOBICONV/OPTBASIS: polynomial order K "
+                               "(propagation hops; 10 in the four, 12 or 20 in OptBasisGNN's)",
+                         1, 100),
+        "dprate": _float(0.5, "GPRGNN/BERNNET/CHEBNETII/JACOBICONV/OPTBASIS: dropout on the "
+                              "signal entering the filter (the papers' dprate, JacobiConv's "
+                              "dpt, OptBasisGNN's dropout2)",
                          **_DROPOUT),
-        "prop_lr": _float(None, "GPRGNN/BERNNET/CHEBNETII/JACOBICONV: learning rate of the "
-                                "filter coefficients (default: init_lr)", 0.0,
+        "prop_lr": _float(None, "GPRGNN/BERNNET/CHEBNETII/JACOBICONV/OPTBASIS: learning rate of "
+                                "the filter coefficients (default: init_lr)", 0.0,
                           inclusive=(False, True)),
-        "prop_wd": _float(0.0, "GPRGNN/BERNNET/CHEBNETII/JACOBICONV: weight decay of the "
+        "prop_wd": _float(0.0, "GPRGNN/BERNNET/CHEBNETII/JACOBICONV/OPTBASIS: weight decay of the "
                                "filter coefficients (GPR-GNN and BernNet use 0, ChebNetII 5e-4)",
                           0.0),
         "gpr_alpha": _float(0.1, "GPRGNN: PPR initialisation gamma_k = alpha (1 - alpha)^k, "

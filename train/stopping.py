@@ -1,6 +1,6 @@
 """Which epoch's weights a run keeps, and when it stops early (``params.early_stop``).
 
-Three rules, one per protocol:
+Four rules, one per protocol:
 
 * ``none`` (the release's, the default): keep the epoch with the best validation metric (the
   task's primary metric; a tie keeps the earlier epoch); never stop early (the run ends at
@@ -13,6 +13,9 @@ Three rules, one per protocol:
   metric is at least as good as the best so far (ties count, so a later equal epoch wins);
   every other epoch adds one to a counter that such an epoch resets; stop when the counter
   exceeds ``patience``. The official code uses accuracy; here it is the task's primary metric.
+* ``val_metric_strict`` (OptBasisGNN's ``utils/stopper.py``): keep the first epoch with the best
+  validation metric (only a strictly better epoch replaces it, and resets the counter; a tie
+  counts as an epoch without improvement); stop once the counter reaches ``patience``.
 
 In every rule the epoch that triggers the stop has been evaluated, and may itself be kept.
 """
@@ -21,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-EARLY_STOP_RULES = ("none", "val_loss_window", "val_metric_patience")
+EARLY_STOP_RULES = ("none", "val_loss_window", "val_metric_patience", "val_metric_strict")
 
 
 class EarlyStopping:
@@ -49,6 +52,8 @@ class EarlyStopping:
             return self._loss_window(loss)
         if self.rule == "val_metric_patience":
             return self._metric_patience(metric)
+        if self.rule == "val_metric_strict":
+            return self._metric_strict(metric)
         keep = self.is_better(metric, self.best_metric)
         if keep:
             self.best_metric = metric
@@ -73,6 +78,14 @@ class EarlyStopping:
         else:
             self.bad_epochs += 1
         return keep, self.bad_epochs > self.patience
+
+    def _metric_strict(self, metric: float) -> tuple[bool, bool]:
+        keep = self.is_better(metric, self.best_metric)
+        if keep:
+            self.best_metric, self.bad_epochs = metric, 0
+        else:
+            self.bad_epochs += 1
+        return keep, self.bad_epochs >= self.patience
 
     def state_dict(self) -> dict:
         """What :meth:`update` has accumulated (a resumed run continues from it)."""

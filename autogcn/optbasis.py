@@ -1,0 +1,240 @@
+r"""OptBasisGNN's learned orthonormal basis (Guo & Wei, ICML 2023).
+
+`Graph Neural Networks with Learnable and Optimal Polynomial Bases
+<https://arxiv.org/abs/2302.12432>`__, as its official code computes it.
+
+Unlike the four filters of :mod:`autogcn.polynomial`, the basis is not fixed: for each channel
+it is the orthonormal basis of the Krylov space of that channel's own signal, built by a
+three-term (Lanczos) recurrence. So the filter is a polynomial in :math:`\hat A` whose
+coefficients depend on the signal: there is no frequency response shared by all inputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+from torch import Tensor, nn
+
+from autogcn.graph import compiling
+from autogcn.inputs import GraphInput, check_features, to_graph
+from autogcn.polynomial import RESPONSE_KEY, Apply, PolynomialFilter, filter_operator
+
+#: The official code's floor on the norms it divides by (a zero channel stays zero).
+NORM_FLOOR = 1e-8
+
+#: ``(u, v) ->`` the per-channel inner products of ``u`` and ``v`` over the nodes of each graph:
+#: ``(1, C)`` for one graph, ``(N, C)`` for a batch (each node gets its graph's values).
+Dot = Callable[[Tensor, Tensor], Tensor]
+
+
+def column_dots(u: Tensor, v: Tensor) -> Tensor:
+    """Per-channel inner products over all nodes (one graph), ``(1, C)``."""
+    return torch.linalg.vecdot(u, v, dim=0).unsqueeze(0)  # one pass, no (N, C) temporary
+
+
+def member_dots(graph_ids: Tensor) -> Dot:
+    """Per-channel inner products over each member graph of a batch (``graph_ids``: the graph
+    of each node), given back to every node of the graph. The sums go into ``N`` rows, a bound
+    on the number of graphs that needs no read of the ids."""
+    def dot(u: Tensor, v: Tensor) -> Tensor:
+        prod = u * v
+        return torch.zeros_like(prod).index_add_(0, graph_ids, prod)[graph_ids]
+
+    return dot
+
+
+def floored_norm(squared: Tensor) -> Tensor:
+    """``max(sqrt(squared), 1e-8)``, floored before the root so that a zero channel gets a zero
+    gradient (the root's derivative at 0 is infinite)."""
+    return squared.clamp(min=NORM_FLOOR**2).sqrt()
+
+
+def lanczos_basis(apply: Apply, x: Tensor, K: int, dot: Dot = column_dots
+                  ) -> tuple[list[Tensor], Tensor]:
+    r"""The orthonormal basis :math:`h_0..h_K` of each channel's Krylov space
+    :math:`\mathrm{span}\{x, \hat A x, \dots, \hat A^K x\}`, and the recurrence coefficients.
+
+    .. math::
+        h_0 = \frac{x}{\|x\|}, \qquad
+        v = \hat A h_k - a_k h_k - b_k h_{k-1}, \qquad h_{k+1} = \frac{v}{c_k}
+
+    with :math:`a_k = \langle \hat A h_k, h_k \rangle`, :math:`b_k = \langle \hat A h_k - a_k
+    h_k, h_{k-1} \rangle` (the official order: each projection taken from the already reduced
+    vector), :math:`c_k = \max(\|v\|, 10^{-8})` and :math:`h_{-1} = 0`, per channel; inner
+    products and norms run over the nodes of each graph (``dot``). In exact arithmetic on a
+    symmetric :math:`\hat A` the :math:`h_k` are orthonormal; in floating point they drift, as
+    in the official code (no reorthogonalisation). ``K`` sparse products.
+
+    Returns the list :math:`[h_0, \dots, h_K]` and ``coefficients`` of shape
+    ``(K + 1, 3, R, C)``: row 0 holds :math:`(\|x\|, 0, 0)` (the floored norm), row ``k + 1``
+    holds :math:`(a_k, b_k, c_k)`; ``R`` is what ``dot`` returns (1 for one graph).
+    """
+    norm = floored_norm(dot(x, x))
+    h = x / norm
+    basis, prev = [h], None
+    zero = torch.zeros_like(norm)
+    rows = [torch.stack([norm, zero, zero])]
+    for _ in range(K):
+        v = apply(h)
+        a = dot(v, h)
+        v = torch.addcmul(v, a, h, value=-1.0)  # the elementwise passes dominate the cost
+        b = zero
+        if prev is not None:  # h_{-1} = 0: nothing to remove at the first step
+            b = dot(v, prev)
+            v = torch.addcmul(v, b, prev, value=-1.0)
+        c = floored_norm(dot(v, v))
+        prev, h = h, v / c
+        basis.append(h)
+        rows.append(torch.stack([a, b, c]))
+    return basis, torch.stack(rows)
+
+
+def basis_polynomials(coefficients: Tensor, mu: Tensor) -> Tensor:
+    r"""The polynomials :math:`q_k` with :math:`h_k = q_k(\hat A)\, x` (per channel) at the
+    points ``mu``: :math:`q_{-1} = 0`, :math:`q_0 = 1/\|x\|`, :math:`q_{k+1}(\mu) = ((\mu -
+    a_k) q_k(\mu) - b_k q_{k-1}(\mu)) / c_k`, from the ``coefficients`` of
+    :func:`lanczos_basis` for one graph. Returns ``(K + 1, len(mu), C)``."""
+    coefficients = coefficients[:, :, 0]  # (K + 1, 3, C)
+    mu = mu.reshape(-1, 1)
+    q = [(1.0 / coefficients[0, 0]).expand(mu.shape[0], -1)]
+    prev = torch.zeros_like(q[0])
+    for a, b, c in coefficients[1:]:
+        prev, q_next = q[-1], ((mu - a) * q[-1] - b * prev) / c
+        q.append(q_next)
+    return torch.stack(q)
+
+
+class OptBasisProp(PolynomialFilter):
+    r"""OptBasisGNN's filter: per channel :math:`c`, the orthonormal polynomial basis of its
+    own signal (:func:`lanczos_basis`) combined with learned weights,
+
+    .. math::
+        \mathrm{out}_c = \sum_{k=0}^{K} \alpha_{c,k}\, h_{c,k}, \qquad
+        h_{c,k} = q_{c,k}(\hat A)\, x_c, \qquad \hat A = D^{-1/2} A D^{-1/2}
+
+    where :math:`q_{c,0}, \dots, q_{c,K}` are the polynomials orthonormal under the spectral
+    measure of :math:`x_c` (weights :math:`(u_i^\top x_c)^2` at the eigenvalues :math:`\mu_i`
+    of :math:`\hat A`): the paper's "optimal basis" for that signal. :math:`\hat A` is the
+    official operator (PyG ``gcn_norm`` with ``add_self_loops=False`` on the undirected graph
+    its loaders build): :func:`~autogcn.polynomial.filter_operator` ``"undirected"``, which
+    symmetrises a directed graph (the recurrence orthonormalises only for a symmetric
+    operator) and adds no self-loops. :math:`\alpha` is initialised to :math:`e_0` for every
+    channel (official), so the filter starts as :math:`x_c / \|x_c\|`. Note the output is not
+    scaled back by :math:`\|x_c\|`: as in the official code, each channel leaves the filter
+    with unit-norm basis vectors. On a batch of graphs the inner products run over each member
+    graph's nodes, so a graph's output does not depend on the batch it comes in.
+
+    The official net adds Gaussian noise of standard deviation :math:`10^{-5}` to the signal
+    before the filter (in training and evaluation) to avoid all-zero channels; here a zero
+    channel simply stays zero (its norm is floored at :math:`10^{-8}`, as the official code
+    floors every norm), so the module is deterministic.
+
+    ================  =====================================================================
+    operator          :math:`\hat A` of the undirected graph, no self-loops added
+    response          none fixed: for a given signal :math:`x`, channel :math:`c` sees
+                      :math:`F_c(\lambda) = \sum_k \alpha_{c,k} q_{c,k}(1 - \lambda)`
+                      (:meth:`frequency_response` with ``x`` and its graph)
+    parameters        ``(K + 1)·channels`` (α)
+    ================  =====================================================================
+
+    Args:
+        channels (int): signal width (one set of weights per channel; the official net: 64).
+        K (int): order (official: 12 on PubMed, 20 on Squirrel).
+
+    Shapes: ``x`` (N, channels) → (N, channels).
+
+    Example::
+
+        >>> prop = OptBasisProp(channels=4, K=3)
+        >>> prop(torch.randn(3, 4), torch.tensor([[0, 1, 1, 2], [1, 0, 2, 1]])).shape
+        torch.Size([3, 4])
+    """
+
+    operator = "undirected"
+    per_channel = True
+
+    def __init__(self, channels: int, K: int = 10) -> None:
+        super().__init__(K, channels)
+        self.alpha = nn.Parameter(torch.empty(channels, K + 1)) if channels != -1 \
+            else nn.UninitializedParameter()
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.channels != -1:
+            with torch.no_grad():
+                self.alpha.zero_()
+                self.alpha[:, 0] = 1.0
+
+    def initialize_channels(self, channels: int) -> None:
+        self.alpha.materialize((channels, self.K + 1))
+        self.channels = channels
+        self.reset_parameters()
+
+    def forward(self, x: Tensor, edge_index: GraphInput, edge_weight: Tensor | None = None,
+                batch: Tensor | None = None) -> Tensor:
+        """``x`` (N, channels) on the graph ``edge_index`` with optional ``edge_weight``, as
+        :meth:`PolynomialFilter.forward` takes them → (N, channels). ``batch`` (N,): each
+        node's graph in a batch of disjoint graphs (PyG's ``batch`` vector; a batched
+        :class:`~autogcn.graph.Graph` carries its own)."""
+        apply, dot, x = self._operator(x, edge_index, edge_weight, batch)
+        return self.combine(lanczos_basis(apply, x, self.K, dot)[0])
+
+    def _operator(self, x: Tensor, edge_index: GraphInput, edge_weight: Tensor | None,
+                  batch: Tensor | None) -> tuple[Apply, Dot, Tensor]:
+        """The steps of :meth:`PolynomialFilter.forward` before the polynomial (lazy width,
+        checks, graph, explainer mask, operator), and the inner product over each graph."""
+        if self.channels == -1 and isinstance(x, Tensor) and x.dim() == 2 and not compiling():
+            self.initialize_channels(x.shape[1])
+        check_features(x, self.channels, self.alpha.dtype, "channels", self.alpha.device)
+        g, weight = to_graph(edge_index, x.shape[0], edge_weight, x.device)
+        weight = self.explained_weight(weight, g, x)
+        if batch is None and g.batch_size > 1:
+            batch = g.node_graph_ids()
+        if batch is not None and (batch.dim() != 1 or batch.shape[0] != x.shape[0]):
+            raise ValueError(f"batch must hold one graph id per node ({x.shape[0]},), got "
+                             f"{tuple(batch.shape)}")
+        dot = column_dots if batch is None else member_dots(batch.to(x.device))
+        op = filter_operator(g, self.operator, weight)
+        return op, dot, x.to_dense() if x.is_sparse else x
+
+    def combine(self, basis: list[Tensor]) -> Tensor:
+        r""":math:`\sum_k \alpha_{c,k} h_{c,k}`, channel by channel."""
+        out = basis[0] * self.alpha[:, 0]
+        for k in range(1, self.K + 1):
+            out = torch.addcmul(out, basis[k], self.alpha[:, k])
+        return out
+
+    def polynomial(self, apply: Apply, x: Tensor) -> Tensor:
+        """The filter on one graph (the base class's contract); not a polynomial with fixed
+        coefficients: they come from ``x``."""
+        return self.combine(lanczos_basis(apply, x, self.K)[0])
+
+    def response_rows(self) -> int:
+        return self.channels
+
+    def frequency_response(self, lam: Tensor, x: Tensor | None = None,
+                           edge_index: GraphInput | None = None,
+                           edge_weight: Tensor | None = None) -> dict[str, Tensor]:
+        r"""``{"filter": F(λ)}`` of shape ``(channels, len(lam))`` for the signal ``x`` on
+        the graph ``edge_index`` (one graph, optional ``edge_weight``): :math:`F_c(\lambda) =
+        \sum_k \alpha_{c,k} q_{c,k}(1 - \lambda)`, so that the output is :math:`U
+        \mathrm{diag}(F_c(1 - \mu)) U^\top x_c` for :math:`\hat A = U \mathrm{diag}(\mu)
+        U^\top`. The basis is built on the signal, so without one there is no response: a
+        ``ValueError`` says so."""
+        if x is None or edge_index is None:
+            raise ValueError("OptBasisProp has no fixed frequency response: its basis is "
+                             "orthonormalised on each input signal; pass the signal and its "
+                             "graph, frequency_response(lam, x, edge_index)")
+        with torch.no_grad():
+            apply, dot, x = self._operator(x, edge_index, edge_weight, None)
+            if dot is not column_dots:
+                raise ValueError("frequency_response takes one graph, got a batch")
+            coefficients = lanczos_basis(apply, x, self.K)[1]
+            q = basis_polynomials(coefficients, 1.0 - lam.to(coefficients.dtype))
+            resp = torch.einsum("klc,ck->cl", q, self.alpha.to(q.dtype))
+        return {RESPONSE_KEY: resp.contiguous()}
+
+    def extra_repr(self) -> str:
+        return (f"channels={self.channels}, K={self.K}, basis=orthonormal per signal "
+                f"(Lanczos), operator=D^-1/2AD^-1/2 (undirected)")
