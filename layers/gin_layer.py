@@ -10,9 +10,16 @@ r"""GIN (Xu et al., ICLR 2019) with a learnable :math:`\epsilon`, as in benchmar
 ``-inf`` of nodes without in-edges replaced by 0), proven by ``tests/test_dgl_parity.py``.
 
 ``MLP`` has ``n_mlp`` linear layers with BatchNorm + ReLU between them
-(``n_mlp = 2``: Linear–BN–ReLU–Linear); the outer BN + activation is the release's
-``ApplyNodeFunc`` and is always applied (the release's ``batch_norm`` flag only governs the BN in
-the post-processing). :math:`\epsilon` starts at 0; ``learn_eps=False`` keeps it fixed.
+(``n_mlp = 2``: Linear–BN–ReLU–Linear); the outer BN + activation is benchmarking-gnns'
+``ApplyNodeFunc`` (the ``batch_norm`` flag only governs the BN in the post-processing).
+``apply_node_norm=False`` is the AutoGCN release's ``ApplyNodeFunc``, which builds that BN but
+returns the MLP's output as it is (neither the BN nor the ReLU after it runs):
+
+.. math::
+    h'_v = \mathrm{post}\big(\mathrm{MLP}(m_v)\big)
+
+The BN stays allocated either way, so the parameter count is the release's.
+:math:`\epsilon` starts at 0; ``learn_eps=False`` keeps it fixed.
 Post-processing (graph norm → BN → activation → residual → dropout) is
 :class:`~layers.post_processing.PostProcess`.
 
@@ -58,6 +65,8 @@ class GINLayer(nn.Module):
         dropout, graph_norm, batch_norm, residual: the shared post-processing.
         learn_eps: learn :math:`\epsilon` (``learn_eps_GIN``).
         aggregator: ``"sum"``, ``"mean"`` or ``"max"`` (``neighbor_aggr_GIN``).
+        apply_node_norm: apply the BN and activation after the MLP (benchmarking-gnns);
+            ``False``: the AutoGCN release's forward, which built that BN but never ran it.
     """
 
     def __init__(
@@ -72,19 +81,21 @@ class GINLayer(nn.Module):
         residual: bool = False,
         learn_eps: bool = True,
         aggregator: str = "sum",
+        apply_node_norm: bool = True,
     ) -> None:
         super().__init__()
         if aggregator not in AGGREGATORS:
             raise ValueError(f"unknown GIN aggregator {aggregator!r}; use one of {AGGREGATORS}")
         self.aggregator = aggregator
         self.activation = activation
+        self.apply_node_norm = apply_node_norm
         eps = torch.zeros(1)
         if learn_eps:
             self.eps = nn.Parameter(eps)
         else:
             self.register_buffer("eps", eps)
         self.mlp = gin_mlp(in_dim, out_dim, n_mlp)
-        self.bn_apply = nn.BatchNorm1d(out_dim)
+        self.bn_apply = nn.BatchNorm1d(out_dim)  # allocated even when unused: the release's count
         self.post = PostProcess(
             in_dim, out_dim, activation, dropout, graph_norm, batch_norm, residual
         )
@@ -103,8 +114,9 @@ class GINLayer(nn.Module):
 
     def extra_repr(self) -> str:
         learn = isinstance(self.eps, nn.Parameter)
+        unused = "" if self.apply_node_norm else ", apply_node_norm=False"
         return (f"aggregator={self.aggregator}, learn_eps={learn}, "
-                f"activation={activation_name(self.activation)}")
+                f"activation={activation_name(self.activation)}{unused}")
 
     def forward(
         self, g: Graph, feat: torch.Tensor, snorm_n: torch.Tensor | None = None
@@ -112,7 +124,9 @@ class GINLayer(nn.Module):
         """``feat`` (N, in_dim) → (N, out_dim)."""
         if feat.is_sparse:  # the (1 + ε)·x + Σ x_u sum needs a dense tensor
             feat = feat.to_dense()
-        h = self.bn_apply(self.mlp(self.aggregate(g, feat)))
-        if self.activation is not None:
-            h = self.activation(h)
+        h = self.mlp(self.aggregate(g, feat))
+        if self.apply_node_norm:
+            h = self.bn_apply(h)
+            if self.activation is not None:
+                h = self.activation(h)
         return self.post(feat, h, snorm_n)

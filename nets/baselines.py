@@ -187,20 +187,26 @@ def gin_net(io: NetIO, p: dict) -> nn.Module:
 
     Single graph: GIN(in→h, one-linear MLP), L−1 × GIN(h→h, ``n_mlp_GIN`` linears),
     GIN(h→classes, one linear, no activation, no dropout). The release's citation GIN also
-    allocated an unused ``Linear(in, h)`` and never ran its output layer (its forward stopped
-    after L layers); here the output layer runs and nothing unused is allocated.
-    ``gin_output_layer: false`` gives the release's forward, to measure how much that slip
-    explains of the gap to the published scores: the output layer is allocated but never run,
-    and the last hidden layer's ``hidden_dim`` ReLU'd, dropped-out outputs are the class scores.
+    allocated an unused ``Linear(in, h)`` (not allocated here). ``gin_release_forward: true``
+    is the release's forward, in two parts: (a) the output layer is allocated but never run (the
+    last hidden layer's ``hidden_dim`` ReLU'd, dropped-out outputs are the class scores), and
+    (b) each layer's MLP wrapper builds its batch norm but does not apply it
+    (:class:`~layers.gin_layer.GINLayer` ``apply_node_norm=False``). ``false`` runs the output
+    layer and the batch norm. ``gin_output_layer`` (default: not ``gin_release_forward``) sets
+    part (a) alone.
     """
     if io.level != "single_graph":
         return GINNet(io, p)
     hidden, n_layers = p["hidden_dim"], p["L"]
+    release = p["gin_release_forward"]
     run_output_layer = p["gin_output_layer"]
+    if run_output_layer is None:
+        run_output_layer = not release
     if not run_output_layer and hidden < io.num_classes:
-        raise ValueError(f"gin_output_layer false scores classes with the hidden_dim {hidden} "
+        raise ValueError(f"the release's GIN forward scores classes with the hidden_dim {hidden} "
                          f"outputs; it needs hidden_dim >= the {io.num_classes} classes")
-    gin = {"learn_eps": p["learn_eps_GIN"], "aggregator": p["neighbor_aggr_GIN"], **_post_args(p)}
+    gin = {"learn_eps": p["learn_eps_GIN"], "aggregator": p["neighbor_aggr_GIN"],
+           "apply_node_norm": not release, **_post_args(p)}
     layers = [GINLayer(io.in_dim, hidden, 1, torch.relu, p["dropout"], **gin)]
     layers += [GINLayer(hidden, hidden, p["n_mlp_GIN"], torch.relu, p["dropout"], **gin)
                for _ in range(n_layers - 1)]

@@ -109,6 +109,11 @@ class SweepError(ValueError):
     """A problem with a table file or the command line, with a message saying what."""
 
 
+# A cell's setup where the paper's text and the release disagree (docs/deviations.md): the one
+# that gives the published figures, or the one the paper's text describes.
+SETUPS = ("published", "paper_text")
+
+
 @dataclass
 class Cell:
     """One experiment of a table (see the header of any ``scripts/tables/*.yaml``)."""
@@ -124,6 +129,7 @@ class Cell:
     data: dict[str, Any] = field(default_factory=dict)
     overrides: dict[str, Any] = field(default_factory=dict)
     not_implemented: str | None = None
+    setup: str = "published"
 
 
 @dataclass
@@ -196,6 +202,8 @@ def load_table(table: str) -> Table:
         cell.row, cell.column = str(cell.row), str(cell.column)
         cell.overrides = dict(cell.overrides or {})
         cell.data = dict(cell.data or {})
+        if cell.setup not in SETUPS:
+            raise SweepError(f"{path}: cell {cell.id}: setup {cell.setup!r}; use one of {SETUPS}")
         if cell.id in seen:
             raise SweepError(f"{path}: duplicate cell id {cell.id}")
         seen.add(cell.id)

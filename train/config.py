@@ -163,9 +163,13 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "n_mlp_GIN": _int(2, "GIN: linear layers per update MLP", 1, 64),
         "learn_eps_GIN": _bool(True, "GIN: learn epsilon"),
         "neighbor_aggr_GIN": _choice("sum", "GIN neighbour aggregation (the layer's `aggregator`)"),
-        "gin_output_layer": _bool(True, "GIN on single graphs: run the output layer (false: "
-                                        "the release's forward, which stopped after L layers "
-                                        "and scored classes with the hidden_dim outputs)"),
+        "gin_release_forward": _bool(False, "GIN on single graphs: the release's forward "
+                                            "(the output layer is not run, the hidden_dim "
+                                            "outputs are the class scores, and the MLP's batch "
+                                            "norm is built but not applied); false: both run"),
+        "gin_output_layer": _bool(None, "GIN on single graphs: run the output layer (default: "
+                                        "not gin_release_forward); sets that part of the "
+                                        "release's forward alone"),
         "sage_aggregator": _choice("mean", "GraphSAGE aggregator (the layer's `aggregator`)"),
         "gated": _bool(False, "MLP: the release's gated variant"),
         "n_iter": _int(10, "APGCN: maximum propagation steps", 1, 1000),
