@@ -262,3 +262,36 @@ def test_lazy_channels_are_set_by_the_first_input():
     out = prop(x, g.edge_index)
     assert prop.channels == 3 and prop.alpha.shape == (3, K + 1)
     torch.testing.assert_close(out, x / x.norm(dim=0))
+
+
+def test_pyg_explainer_mask_acts_as_an_edge_weight():
+    pytest.importorskip("torch_geometric")
+    from torch_geometric.explain import Explainer, GNNExplainer
+    from torch_geometric.explain.algorithm.utils import clear_masks, set_masks
+
+    class Model(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.prop = random_alpha(OptBasisProp(3, 2), 14).float()
+
+        def forward(self, x: torch.Tensor, edge_index: torch.Tensor) -> torch.Tensor:
+            return self.prop(x, edge_index)
+
+    g, x = signal_graph(13)
+    x, ei, model = x.float(), g.edge_index, Model()
+    mask = torch.randn(ei.shape[1], requires_grad=True)
+    set_masks(model, mask, ei, apply_sigmoid=True)
+    out = model(x, ei)
+    (grad,) = torch.autograd.grad(out.square().sum(), mask)
+    clear_masks(model)
+    weight = mask.detach().sigmoid().requires_grad_()
+    expected = model.prop(x, ei, weight)
+    torch.testing.assert_close(out, expected)
+    (grad_w,) = torch.autograd.grad(expected.square().sum(), weight)
+    torch.testing.assert_close(grad, grad_w * weight * (1 - weight))
+    explainer = Explainer(model, algorithm=GNNExplainer(epochs=3), explanation_type="model",
+                          edge_mask_type="object",
+                          model_config={"mode": "multiclass_classification",
+                                        "task_level": "node", "return_type": "raw"})
+    edge_mask = explainer(x, ei, index=torch.tensor([0, 4])).edge_mask
+    assert bool(torch.isfinite(edge_mask).all()) and bool((edge_mask > 0).any())
