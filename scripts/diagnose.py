@@ -550,22 +550,14 @@ def _label_panel(ax, plot: dict[str, Any]) -> None:
 
 def _layer_panel(ax, layer: dict[str, Any], lam: np.ndarray, back: dict[str, Any],
                  what: str) -> None:
-    """One layer's learned F(λ) over the dataset's label (else feature) energy."""
-    lf.energy_background(ax, back, what)
-    for f, curves in layer["response"].items():
-        for b, curve in enumerate(curves):
-            ax.plot(lam, curve, color=lf.COLOURS.get(f, "black"),
-                    linestyle="-" if b == 0 else "--", label=f if b == 0 else None)
-    ax.axhline(0.0, color="grey", linewidth=0.6)
-    ax.set_xlim(0, 2)
+    """One layer's learned F(λ) over the dataset's label (else feature) energy on L's axis."""
+    responses = [lf.Response(layer["name"], kind, torch.tensor(curves, dtype=torch.float64),
+                             layer.get("axis") or lf.LAPLACIAN)
+                 for kind, curves in layer["response"].items()]
     dims = (f" ({layer['in_dim']}→{layer['out_dim']})" if layer.get("in_dim") is not None
             else "")
-    ax.set_title(f"{layer['name']}{dims}: F(λ)", fontsize=9)
-    if layer.get("axis") == lf.SELF_LOOPS:  # GPR-GNN: another spectrum
-        ax.set_xlabel("λ̃ of its own operator (self-loops); background: L's", fontsize=7)
-    else:
-        ax.set_xlabel("λ")
-    ax.legend(fontsize=7, loc="upper center")
+    lf.draw_panel(ax, f"{layer['name']}{dims}: F(λ)", responses, lam, {lf.LAPLACIAN: back},
+                  what)
 
 
 # ============================================================================ entry point

@@ -230,10 +230,11 @@ def energy_background(ax, energy: dict | None, what: str = "label") -> None:
     ax.patch.set_visible(False)
 
 
-def _draw_panel(ax, title: str, responses: list[Response], lam: np.ndarray,
-                energy: dict[str, dict]) -> None:
+def draw_panel(ax, title: str, responses: list[Response], lam: np.ndarray,
+               energy: dict[str, dict], what: str = "label") -> None:
+    """The responses of one net (line style: layer) over ``what`` energy on their axis."""
     axis = responses[0].axis
-    energy_background(ax, energy.get(axis))
+    energy_background(ax, energy.get(axis), what)
     layers = list(dict.fromkeys(r.layer for r in responses))
     for r in responses:
         style = LAYER_STYLES[layers.index(r.layer) % len(LAYER_STYLES)]
@@ -283,7 +284,7 @@ def draw_figure(panels: list[tuple[dict, list[Response]]], lam: np.ndarray, ener
         cfg = ckpt["config"]
         title = (f"{cfg.get('model')} on {cfg.get('dataset')} (run {ckpt.get('run')}, seed "
                  f"{ckpt.get('seed')}, epoch {ckpt.get('epoch')})")
-        _draw_panel(axes[k // ncols][k % ncols], title, responses, lam, energy)
+        draw_panel(axes[k // ncols][k % ncols], title, responses, lam, energy)
     for k in range(len(panels), nrows * ncols):
         axes[k // ncols][k % ncols].axis("off")
     datasets = sorted({str(c["config"].get("dataset")) for c, _ in panels})

@@ -1,26 +1,18 @@
 """How the sweep runs its cells: device slots, claims, the memory guard, processes and signals.
 
 What a cell *is* (its command, whether a result is its own) is :mod:`scripts.sweep`'s; this
-module only runs jobs ``(cell, folder, planned state)``, knowing of a cell its ``id``.
+module runs jobs ``(cell, folder, planned state)``, knowing of a cell its ``id``:
 
-* Device slots: ``--gpus 0,1 --per_gpu 4`` is four slots on each GPU, ``--jobs 2`` two on the
-  CPU (:func:`device_slots`); one worker thread per slot. A GPU cell sees its own GPU only
-  (``CUDA_VISIBLE_DEVICES``, :func:`cell_env`); every cell gets ``OMP_NUM_THREADS = cores /
-  slots`` unless it is set (:func:`thread_share`).
-* Claims: a job's folder is claimed (an exclusive ``flock`` on ``<folder>/.sweep.claim``,
-  naming the process) while it runs, so that two sweeps on one results folder never run the
-  same cell. The kernel drops the lock when its process ends, however it ends.
-* Memory guard: before a slot starts a cell, :class:`MemoryGuard` reads the device's free memory
-  (``nvidia-smi`` for a GPU, so the sweep holds no CUDA context of its own; ``MemAvailable`` for
-  the host) and lets the cell start only while at least ``--cell_memory`` GiB are free, or when
-  nothing else runs there (waiting could not help). A cell that still runs out of memory beside
-  others is queued again, once, and its device then runs one cell fewer at a time. Every such
-  decision is one line on stdout, starting ``memory guard:``.
-* Processes and signals: each cell is a child process whose output is appended to
-  ``<folder>/stdout.log``. Ctrl-C or SIGTERM to the sweep (a Slurm time limit) stops it from
-  starting cells and is passed on to the running ones, which save what they finished.
+* one worker per device slot (:func:`device_slots`), a GPU cell seeing its GPU only;
+* a job's folder claimed while it runs (:func:`claim_cell`), so that two sweeps on one results
+  folder never run the same cell;
+* several cells on one device admitted by free memory, and one that runs out of memory beside
+  others queued again with one cell fewer there (:class:`MemoryGuard`; each decision is one
+  ``memory guard:`` line);
+* each cell a child process appending to ``<folder>/stdout.log``; Ctrl-C or SIGTERM to the sweep
+  (a Slurm time limit) starts no more cells and is passed on to the running ones, which save
+  what they finished.
 """
-
 from __future__ import annotations
 
 import datetime
@@ -176,7 +168,9 @@ def where(device: str | None) -> str:
 
 class MemoryGuard:
     """Admission of cells to devices: at most ``slots`` at a time on each, and a new one only
-    while ``need`` bytes are free there (:func:`free_bytes`, replaceable for tests)."""
+    while ``need`` bytes are free there (:func:`free_bytes`: ``nvidia-smi`` for a GPU, so the
+    sweep holds no CUDA context of its own; ``MemAvailable`` for the host) or nothing else runs
+    there (waiting could not help)."""
 
     def __init__(self, slots: dict[str | None, int], need: int,
                  read_free: Callable[[str | None], int | None] = free_bytes,

@@ -191,3 +191,19 @@ def test_ctrl_c_while_a_benchmark_loads_is_one_line(capsys, monkeypatch):
         bench.main(["models"])
     assert stop.value.code == 130
     assert capsys.readouterr().err == "interrupted: nothing was measured\n"
+
+
+def test_state_cost_times_every_saved_state(tmp_path, capsys):
+    """``bench state`` follows the runner's state through to the run folder's write: one timed
+    save per epoch, its size that of the state written (a refactor of either would leave it
+    measuring nothing)."""
+    from scripts.bench import state
+
+    write_tiny_zinc(tmp_path / "zinc", {"train": 8, "val": 4, "test": 4})
+    assert state.main(["--zinc_dir", str(tmp_path / "zinc"), "--max_graphs", "8",
+                       "--sbm_graphs", "4", "--epochs", "2"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if " % of the epoch" in line]
+    assert [line.split(":")[0] for line in lines] == ["ZINC", "SBM_PATTERN"]
+    for line in lines:
+        size, ms = re.search(r"state ([\d.]+) MiB saved in ([\d.]+) ms", line).groups()
+        assert float(size) > 0.1 and float(ms) > 0
