@@ -353,9 +353,10 @@ class AutoGCNConv(Explainable):
         outputs = torch.bmm(inputs, self.weight.reshape(-1, self.in_channels, self.out_channels))
         return self._gated_sum(outputs)
 
-    def _projected_outputs(self, op: Adjacency, x: Tensor) -> Tensor:
-        """Every filter's output, ``(banks·filters, N, out)``, bank-major, projecting all
-        filters in one product, then propagating ``out`` columns per filter."""
+    def _projected_outputs(self, op: Adjacency, x: Tensor) -> list[Tensor]:
+        """Every filter's output, ``banks·filters`` tensors ``(N, out)``, bank-major, projecting
+        all filters in one product, then propagating ``out`` columns per filter. A list, not a
+        stacked tensor: the gate reads them apart, and a stack would cost a copy each way."""
         coef = self.coefficients().reshape(-1, 3)
         w = self.weight.permute(2, 0, 1, 3).reshape(self.in_channels, -1)
         y = torch.sparse.mm(x, w) if x.is_sparse else x @ w
@@ -369,20 +370,21 @@ class AutoGCNConv(Explainable):
                 outs.append(torch.addcmul(ys[j] * coef[j, 0], op(pys[j]), coef[j, 2]))
             else:
                 outs.append(torch.addcmul(ys[j] * coef[j, 0], pys[j], coef[j, 1]))
-        return torch.stack(outs)
+        return outs
 
-    def _gated_sum(self, stack: Tensor) -> Tensor:
-        """The gated, summed filter outputs plus the bias (dense: a compiled region)."""
-        out = self._gate_and_sum(stack)
+    def _gated_sum(self, outputs: Tensor | Sequence[Tensor]) -> Tensor:
+        """The gated, summed filter outputs (stacked, or one tensor per filter) plus the bias
+        (dense: a compiled region)."""
+        out = self._gate_and_sum(outputs)
         return out if self.bias is None else out + self.bias
 
-    def _gate_and_sum(self, stack: torch.Tensor) -> torch.Tensor:
+    def _gate_and_sum(self, outputs: Tensor | Sequence[Tensor]) -> torch.Tensor:
         """Gate each bank's filter outputs and sum everything."""
         n_f = len(self.filters)
         banks = [[b * n_f + i for i in self._slot_order] for b in range(self.num_banks)]
         if self.gate == "none" or n_f == 1:
-            return stack.sum(0)
-        parts = stack.unbind(0)
+            return outputs.sum(0) if isinstance(outputs, Tensor) else _sum_of_others(outputs, -1)
+        parts = outputs.unbind(0) if isinstance(outputs, Tensor) else outputs
         gated = [y for bank in banks for y in gate([parts[i] for i in bank], self.gate)]
         return _sum_of_others(gated, -1)
 

@@ -137,12 +137,45 @@ else:  # older torch (the DGL profile's 2.2): the same product and backward, eag
     _csr_product = _CSRProduct.apply
 
 
-def _values_gradient(grad: Tensor, x: Tensor, crow: Tensor, col: Tensor) -> Tensor:
-    """d(loss)/d(M_vu) = <grad_v, x_u> for every stored entry (row v, column u) of ``M``: the
-    sampled product of ``grad`` and ``xᵀ`` on ``M``'s pattern."""
-    rows = torch.repeat_interleave(torch.arange(crow.numel() - 1, device=crow.device),
-                                   crow.diff(), output_size=col.numel())
-    return (grad[rows] * x[col.long()]).sum(-1)
+def _entry_rows(crow: Tensor, nnz: int) -> Tensor:
+    return torch.repeat_interleave(torch.arange(crow.numel() - 1, device=crow.device),
+                                   crow.diff(), output_size=nnz)
+
+
+def _sampled(grad: Tensor, x: Tensor, crow: Tensor, col: Tensor) -> Tensor:
+    """``<grad_v, x_u>`` for every stored entry (row v, column u) of the CSR pattern: torch's
+    sampled product where it has a kernel (float32/64), else by gathering both rows."""
+    if grad.dtype in (torch.float32, torch.float64):
+        pattern = csr_matrix(crow, col, grad.new_zeros(col.numel()), crow.numel() - 1)
+        return torch.sparse.sampled_addmm(pattern, grad, x.T, beta=0.0).values()
+    return (grad[_entry_rows(crow, col.numel())] * x[col.long()]).sum(-1)
+
+
+if hasattr(torch.library, "custom_op"):  # one opaque call for torch.compile, as the product
+    @torch.library.custom_op("autogcn::csr_sampled_product", mutates_args=())
+    def _values_gradient(grad: Tensor, x: Tensor, crow: Tensor, col: Tensor) -> Tensor:
+        """d(loss)/d(M_vu) = <grad_v, x_u> for every stored entry (row v, column u) of ``M``:
+        the sampled product of ``grad`` and ``xᵀ`` on ``M``'s pattern (no ``E × d`` copies)."""
+        return _sampled(grad, x, crow, col)
+
+    @_values_gradient.register_fake
+    def _(grad: Tensor, x: Tensor, crow: Tensor, col: Tensor) -> Tensor:
+        return grad.new_empty(col.shape[0])
+
+    def _save_sampled(ctx, inputs: tuple, output: Tensor) -> None:
+        ctx.inputs = inputs
+
+    def _sampled_backward(ctx, grad_values: Tensor) -> tuple:
+        """A second derivative through learned weights (rare): plain gathers and sums."""
+        grad, x, crow, col = ctx.inputs
+        rows, cols = _entry_rows(crow, col.numel()), col.long()
+        weighted = grad_values.unsqueeze(1)
+        return (grad.new_zeros(grad.shape).index_add(0, rows, weighted * x[cols]),
+                x.new_zeros(x.shape).index_add(0, cols, weighted * grad[rows]), None, None)
+
+    _values_gradient.register_autograd(_sampled_backward, setup_context=_save_sampled)
+else:
+    _values_gradient = _sampled
 
 
 def sparse_product(x: Tensor, matrix: CSRParts, transposed: CSRParts) -> Tensor:
