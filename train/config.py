@@ -399,6 +399,16 @@ def _net_options(cfg: dict[str, Any], origin: str) -> set[str]:
     return reads.read | {key for name in groups for key in GROUP_SETTINGS[name]}
 
 
+def _option(section: str, key: str) -> str:
+    """The command-line option that sets ``section.key``."""
+    return {"id": "gpu_id", "use": "use_gpu"}[key] if section == "gpu" else key
+
+
+def _source(option: str, origin: str, command_line: Iterable[str]) -> str:
+    """Where a value came from, for its error: the command line, or ``origin`` (a file)."""
+    return "command line" if option in set(command_line) else origin
+
+
 def check_applies(cfg: dict[str, Any], origin: str, command_line: Iterable[str] = ()) -> None:
     """:class:`ConfigError` for an option set on purpose (on the ``command_line``, or off its
     default in a file) that the model or the dataset does not use: a ``net_params`` key the net
@@ -420,7 +430,8 @@ def check_applies(cfg: dict[str, Any], origin: str, command_line: Iterable[str] 
                 where = f"--{key}" if key in command_line else f"{section}.{key} = {value!r}"
                 scope, _, rest = spec.help.partition(":")  # "AutoGCN: ...", "JACOBICONV: ..."
                 scope = f" ({scope} only)" if rest and len(scope) < 50 else ""
-                raise ConfigError(f"{origin}: {where} does not apply to {owner[section]}{scope}; "
+                raise ConfigError(f"{_source(key, origin, command_line)}: {where} does not apply "
+                                  f"to {owner[section]}{scope}; "
                                   "leave it out")
 
 
@@ -459,7 +470,8 @@ def validate(raw: Mapping[str, Any], origin: str = "config",
     cfg: dict[str, Any] = {}
     _refuse_unknown(origin, "", raw, set(SCHEMA) | set(TOP_LEVEL))
     for key, spec in TOP_LEVEL.items():
-        cfg[key] = _check(f"{origin}: {key}", raw.get(key, spec.default), spec)
+        cfg[key] = _check(f"{_source(key, origin, command_line)}: {key}",
+                          raw.get(key, spec.default), spec)
     for section, fields in SCHEMA.items():
         # Only an absent section means "all defaults": [], "", 0, false or null in its place
         # is a mistake, not an empty section (the authors' files never write null).
@@ -469,8 +481,8 @@ def validate(raw: Mapping[str, Any], origin: str = "config",
                               f"{_type_name(given)} ({given!r})")
         _refuse_unknown(origin, f"{section}.", given, set(fields))
         cfg[section] = {
-            key: _check(f"{origin}: {section}.{key}", copy.deepcopy(given.get(key, spec.default)),
-                        spec)
+            key: _check(f"{_source(_option(section, key), origin, command_line)}: {section}.{key}",
+                        copy.deepcopy(given.get(key, spec.default)), spec)
             for key, spec in fields.items()
         }
         cfg[section].update({k: v for k, v in given.items() if k.startswith("_")})
@@ -499,8 +511,13 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def load_config(path: str | os.PathLike) -> dict[str, Any]:
-    """Read and validate a JSON config file (``~`` in ``path`` is expanded; a UTF-8 byte order
-    mark, as some editors write, is allowed)."""
+    """Read and validate a JSON config file (:func:`read_config`)."""
+    return validate(read_config(path), origin=os.path.expanduser(os.fspath(path)))
+
+
+def read_config(path: str | os.PathLike) -> dict[str, Any]:
+    """A JSON config file as written, not yet validated (``~`` in ``path`` is expanded; a UTF-8
+    byte order mark, as some editors write, is allowed)."""
     if not os.fspath(path).strip():
         raise ConfigError("--config: empty path; give a JSON config file")
     path = os.path.expanduser(os.fspath(path))
@@ -518,7 +535,9 @@ def load_config(path: str | os.PathLike) -> dict[str, Any]:
         raise ConfigError(f"{path}: not valid JSON ({err})") from None
     except OSError as err:
         raise ConfigError(f"cannot read config {path}: {err.strerror or err}") from None
-    return validate(raw, origin=str(path))
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{path}: the top level must be a JSON object")
+    return raw
 
 
 def parse_value(text: str, spec: Field, where: str) -> Any:
@@ -559,24 +578,32 @@ def field_for(key: str) -> tuple[str | None, Field]:
     raise ConfigError(f"unknown option --{key}")
 
 
-def apply_overrides(cfg: Mapping[str, Any], overrides: Mapping[str, str]) -> dict[str, Any]:
-    """``cfg`` with command-line ``--key value`` overrides (:func:`field_for`) applied and
-    re-validated."""
+def apply_overrides(cfg: Mapping[str, Any], overrides: Mapping[str, str],
+                    origin: str = "config") -> dict[str, Any]:
+    """``cfg`` (a config as written, or resolved) with command-line ``--key value`` overrides
+    (:func:`field_for`) applied, validated once (``origin``: where ``cfg`` came from)."""
     raw = copy.deepcopy(dict(cfg))
+
+    def section_of(name: str) -> dict[str, Any]:
+        if not isinstance(raw.get(name, {}), Mapping):  # validate names the bad section
+            raise ConfigError(f"{origin}: section {name!r} must be an object, got "
+                              f"{_type_name(raw[name])} ({raw[name]!r})")
+        return raw.setdefault(name, {})
+
     for key, text in overrides.items():
         section, spec = field_for(key)
         value = parse_value(text, spec, f"--{key}")
         if section is None:
             raw[key] = value
         elif section == "gpu":
-            raw["gpu"]["id" if key == "gpu_id" else "use"] = value
+            section_of("gpu")["id" if key == "gpu_id" else "use"] = value
             if key == "gpu_id" and "use_gpu" not in overrides:  # as the release: asks for a GPU
-                raw["gpu"]["use"] = True
+                section_of("gpu")["use"] = True
         else:
-            raw[section][key] = value
+            section_of(section)[key] = value
     if "hidden_dim" in overrides and "out_dim" not in overrides:
-        raw["net_params"]["out_dim"] = raw["net_params"]["hidden_dim"]
-    return validate(raw, origin="command line", command_line=overrides)
+        section_of("net_params")["out_dim"] = section_of("net_params")["hidden_dim"]
+    return validate(raw, origin=origin, command_line=overrides)
 
 
 def override_keys() -> list[str]:
