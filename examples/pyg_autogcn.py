@@ -2,6 +2,7 @@
 
     python examples/pyg_autogcn.py --root DIR [--split random|public] [--epochs 200]
                                    [--hidden 16] [--seed 0] [--log-every 20] [--add-self-loops]
+                                   [--learn-edge-weights] [--explain NODE [--explain-epochs 100]]
 
 ``DIR`` is a PyG dataset root laid out as PyG's ``Planetoid`` expects: the eight raw Planetoid
 files in ``DIR/PubMed/raw/``::
@@ -20,6 +21,13 @@ public split (60 labelled nodes). Both models (two layers, hidden width ``--hidd
 same split from the same seed; each prints its loss and accuracies every ``--log-every``
 epochs, then its test accuracy at the epoch of best validation accuracy. ``--add-self-loops``
 gives AutoGCNConv self-loops (``add_self_loops=True``; GCNConv has them by default).
+
+``--learn-edge-weights`` gives each model one learned logit per edge; ``sigmoid(logit)`` is the
+``edge_weight`` of both its convs, and the gradient reaches the logits through the degree
+normalisation (GCNConv then runs uncached: its cache would keep the first call's weights).
+``--explain NODE`` then explains the trained AutoGCNConv model's prediction for node ``NODE``
+with PyG's ``GNNExplainer`` (``--explain-epochs`` steps): it prints how many edges the mask
+weighs and the five it weighs most.
 
 The layer comes from the installable package (``pip install .`` in the repository, then
 ``from autogcn import AutoGCNConv``); run from a checkout, the repository root is used.
@@ -54,25 +62,49 @@ class TwoLayers(torch.nn.Module):
                  dropout: float = 0.5) -> None:
         super().__init__()
         self.conv1, self.conv2, self.dropout = conv1, conv2, dropout
+        self.edge_logits: torch.nn.Parameter | None = None
+
+    def learn_edge_weights(self, num_edges: int) -> TwoLayers:
+        """One learned logit per edge, ``sigmoid(logit)`` the edge weight (starts at 0.5)."""
+        self.edge_logits = torch.nn.Parameter(torch.zeros(num_edges))
+        return self
 
     def forward(self, x: torch.Tensor, edge_index: torch.Tensor) -> torch.Tensor:
+        weight = None if self.edge_logits is None else torch.sigmoid(self.edge_logits)
         x = F.dropout(x, self.dropout, self.training)
-        x = F.relu(self.conv1(x, edge_index))
+        x = F.relu(self.conv1(x, edge_index, weight))
         x = F.dropout(x, self.dropout, self.training)
-        return self.conv2(x, edge_index)
+        return self.conv2(x, edge_index, weight)
 
 
 def build_model(name: str, in_channels: int, hidden: int, classes: int,
-                self_loops: bool = False) -> torch.nn.Module:
+                self_loops: bool = False, learned_weights: bool = False) -> torch.nn.Module:
     """The two-layer model of ``name``'s conv; ``cached=True``: the graph is the same at every
-    call (transductive), so each conv builds its normalised operator once."""
+    call (transductive), so each conv builds its normalised operator once (AutoGCNConv's cache
+    serves only constant weights: a learned one gets its operator per call)."""
     if name == "AutoGCNConv":
         return TwoLayers(AutoGCNConv(in_channels, hidden, cached=True, add_self_loops=self_loops),
                          AutoGCNConv(hidden, classes, cached=True, add_self_loops=self_loops))
     from torch_geometric.nn import GCNConv
 
-    return TwoLayers(GCNConv(in_channels, hidden, cached=True),
-                     GCNConv(hidden, classes, cached=True))
+    return TwoLayers(GCNConv(in_channels, hidden, cached=not learned_weights),
+                     GCNConv(hidden, classes, cached=not learned_weights))
+
+
+def explain(model: torch.nn.Module, data, node: int, epochs: int) -> None:
+    """PyG's GNNExplainer on ``model``'s prediction for ``node``: the edges it weighs most."""
+    from torch_geometric.explain import Explainer, GNNExplainer
+
+    explainer = Explainer(model, algorithm=GNNExplainer(epochs=epochs), explanation_type="model",
+                          edge_mask_type="object", node_mask_type="attributes",
+                          model_config={"mode": "multiclass_classification",
+                                        "task_level": "node", "return_type": "raw"})
+    mask = explainer(data.x, data.edge_index, index=node).edge_mask
+    top = torch.topk(mask, min(5, mask.numel()))
+    edges = ", ".join(f"{int(data.edge_index[0, e])}->{int(data.edge_index[1, e])} ({float(v):.3f})"
+                      for v, e in zip(top.values, top.indices, strict=True))
+    print(f"AutoGCNConv  GNNExplainer on node {node} ({epochs} epochs): "
+          f"{int((mask > 0).sum())} of {mask.numel()} edges weighed; top: {edges}")
 
 
 def random_split(num_nodes: int, seed: int) -> tuple[torch.Tensor, ...]:
@@ -129,6 +161,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--log-every", type=positive_int, default=20)
     parser.add_argument("--add-self-loops", action="store_true",
                         help="give AutoGCNConv self-loops (the paper's layer has none)")
+    parser.add_argument("--learn-edge-weights", action="store_true",
+                        help="learn one weight per edge, sigmoid(logit), in both models")
+    parser.add_argument("--explain", type=int, metavar="NODE",
+                        help="explain the AutoGCNConv model's prediction for node NODE with "
+                             "PyG's GNNExplainer")
+    parser.add_argument("--explain-epochs", type=positive_int, default=100)
     return parser.parse_args(argv)
 
 
@@ -160,23 +198,33 @@ def main(argv: list[str] | None = None) -> int:
     if isinstance(data, str):
         print(f"error: {data}", file=sys.stderr)
         return 2
+    if args.explain is not None and not 0 <= args.explain < data.num_nodes:
+        print(f"error: --explain {args.explain}: PubMed's nodes are 0 to {data.num_nodes - 1}",
+              file=sys.stderr)
+        return 2
     if args.split == "public":
         masks = (data.train_mask, data.val_mask, data.test_mask)
     else:
         masks = random_split(data.num_nodes, args.seed)
     loops = ", AutoGCNConv with self-loops" if args.add_self_loops else ""
+    loops += ", learned edge weights" if args.learn_edge_weights else ""
     print(f"PubMed, {args.split} split: {int(masks[0].sum())} train, {int(masks[1].sum())} "
           f"validation, {int(masks[2].sum())} test nodes; {args.epochs} epochs, seed "
           f"{args.seed}{loops}")
-    results = {}
+    results, models = {}, {}
     for name in ("AutoGCNConv", "GCNConv"):
         torch.manual_seed(args.seed)
         model = build_model(name, data.num_features, args.hidden, int(data.y.max()) + 1,
-                            args.add_self_loops)
+                            args.add_self_loops, args.learn_edge_weights)
+        if args.learn_edge_weights:
+            model.learn_edge_weights(data.edge_index.shape[1])
         results[name] = train(name, model, data, masks, args.epochs, args.log_every)
+        models[name] = model
     for name, (val, epoch, test) in results.items():
         print(f"{name:<12} best validation accuracy {val:.4f} at epoch {epoch}: "
               f"test accuracy {test:.4f}")
+    if args.explain is not None:
+        explain(models["AutoGCNConv"].eval(), data, args.explain, args.explain_epochs)
     return 0
 
 

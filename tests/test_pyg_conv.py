@@ -138,16 +138,24 @@ def test_example_reports_unreadable_raw_files_in_one_line(tmp_path, content):
     assert len(lines) == 1 and lines[0].startswith("error: cannot read the PubMed files in ")
 
 
-def test_example_trains_on_the_real_pubmed(tmp_path):
+def test_example_trains_on_the_real_pubmed_with_learned_edge_weights_and_explains(tmp_path):
+    """One run (the example is slow to start): both models with learned edge weights, then
+    GNNExplainer on the AutoGCNConv model."""
     source = real_data_dir("pubmed", "ind.pubmed.x", "ind.pubmed.graph")
     raw = tmp_path / "PubMed" / "raw"
     raw.mkdir(parents=True)
     for f in source.glob("ind.pubmed.*"):
         (raw / f.name).symlink_to(f.resolve())
-    done = run_example("--root", str(tmp_path), "--epochs", "3", "--log-every", "1")
+    done = run_example("--root", str(tmp_path), "--epochs", "3", "--log-every", "1",
+                       "--learn-edge-weights", "--explain", "7", "--explain-epochs", "2")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.strip().splitlines()
     assert lines[0].startswith("PubMed, random split: 11830 train, 3943 validation, 3944 test")
+    assert lines[0].endswith(", learned edge weights")
+    explained = lines.pop()
+    assert explained.startswith("AutoGCNConv  GNNExplainer on node 7 (2 epochs): ")
+    assert " of 88648 edges weighed; top: " in explained
+    assert int(explained.split(": ")[1].split()[0]) > 0  # the mask reached some edges
     for i, name in enumerate(("AutoGCNConv", "GCNConv")):
         epochs = lines[1 + 3 * i: 4 + 3 * i]
         assert [line.split()[:3] for line in epochs] == [[name, "epoch", str(e)]
@@ -157,3 +165,4 @@ def test_example_trains_on_the_real_pubmed(tmp_path):
         assert lines[7 + i] == (f"{name:<12} best validation accuracy {val[best]:.4f} at epoch "
                                 f"{best + 1}: test accuracy {float(epochs[best].split()[10]):.4f}")
     assert (tmp_path / "PubMed" / "processed").is_dir()  # PyG processed the raw files itself
+
