@@ -7,9 +7,10 @@ depend on torch only.
 * :class:`OptBasisProp` — OptBasisGNN's basis, orthonormalised on each signal (so its
   ``frequency_response`` needs the signal and its graph).
 
-Each is called as ``module(x, edge_index)`` (or with a ``torch.sparse`` / ``SparseTensor``
-``adj_t``, :mod:`autogcn.inputs`) and has ``frequency_response(lam)``. :class:`Graph` is the
-package's graph type, which the modules also take.
+Each is called as ``module(x, edge_index, edge_weight=None)`` (or with a ``torch.sparse`` /
+``SparseTensor`` ``adj_t``, :mod:`autogcn.inputs`; learned edge weights get their gradient) and
+has ``frequency_response(lam)``. :class:`Graph` is the package's graph type, which the modules
+also take. PyG's explainers work on every module (:mod:`autogcn.explain`).
 """
 
 from autogcn.bernnet import BernNetProp

@@ -510,7 +510,8 @@ def test_conv_rejects_mismatched_inputs():
     g = Graph([0, 1], [1, 2], 3)
     with pytest.raises(ValueError, match="the graph has 3 nodes but the features have 4 rows"):
         conv(torch.randn(4, 3), g)
-    with pytest.raises(ValueError, match=r"edge_index\[1\] \(targets\) holds node id 5, outside \[0, 3\)"):
+    with pytest.raises(ValueError,
+                       match=r"edge_index\[1\] \(targets\) holds node id 5, outside \[0, 3\)"):
         conv(torch.randn(3, 3), torch.tensor([[0, 1], [1, 5]]))
     with pytest.raises(ValueError, match="edge_weight must have shape"):
         conv(torch.randn(3, 3), g.edge_index, torch.ones(3))
