@@ -18,6 +18,7 @@ conversion compiles into one graph with ``torch.compile``.
 from __future__ import annotations
 
 import math
+import numbers
 
 import torch
 from torch import Tensor
@@ -44,7 +45,7 @@ def check_size(name: str, value: int, maximum: int | None = None, lazy: bool = F
 def check_float(name: str, value: float) -> float:
     """``value`` if it is a finite real number; a clear error naming ``name`` otherwise (a NaN
     hyperparameter would otherwise give NaN outputs without a word)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a finite number, got {value!r}")
     if not math.isfinite(value):
         raise ValueError(f"{name} must be a finite number, got {value}")
