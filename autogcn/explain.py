@@ -45,7 +45,19 @@ def _hook_class(message_passing: type) -> type:
         def forward(self, *args, **kwargs):
             raise RuntimeError("PyGExplainHook only holds PyG's explanation mask for its parent")
 
+    # a name pickle finds again (module __getattr__ below): whole pickled models load
+    PyGExplainHook.__module__, PyGExplainHook.__qualname__ = __name__, "PyGExplainHook"
     return PyGExplainHook
+
+
+def __getattr__(name: str) -> type:
+    """``PyGExplainHook``, made on first use (it needs PyG, which this module never imports
+    by itself): the name unpickling a whole model looks up."""
+    if name == "PyGExplainHook":
+        from torch_geometric.nn import MessagePassing
+
+        return _hook_class(MessagePassing)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _pyg_message_passing() -> type | None:

@@ -94,6 +94,15 @@ def test_the_mask_pyg_sets_is_an_edge_weight(name):
     assert ExplainerAlgorithm._num_hops(model) == HOPS[name]
 
 
+def test_a_whole_model_with_its_hooks_pickles_and_loads(tmp_path):
+    model = Model("GPRGNNProp")
+    x, ei = graph()
+    torch.save(model, tmp_path / "model.pt")
+    loaded = torch.load(tmp_path / "model.pt", weights_only=False)
+    torch.testing.assert_close(loaded(x, ei), model(x, ei))
+    assert ExplainerAlgorithm._num_hops(loaded) == HOPS["GPRGNNProp"]
+
+
 def test_a_mask_of_the_wrong_size_is_one_clear_error():
     model = Model("AutoGCNConv")
     x, ei = graph()
