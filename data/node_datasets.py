@@ -495,3 +495,11 @@ def linkx_fixed_splits(name: str, data_dir: str | os.PathLike | None, n: int) ->
     """LINKX's fixed splits of ``name`` where the user dropped its file into ``data_dir``."""
     folder = _find(data_dir, "splits", [LINKX_SPLIT_FILES[name]])
     return None if folder is None else load_linkx_splits(folder / LINKX_SPLIT_FILES[name], n)
+
+
+if __name__ == "__main__":  # it printed statistics once; scripts/diagnose.py does that now
+    import sys
+
+    print("error: python -m data.node_datasets no longer runs; for the statistics: "
+          "python -m scripts.diagnose --dataset PUBMED --data_dir DIR", file=sys.stderr)
+    sys.exit(2)
