@@ -853,7 +853,7 @@ def test_every_entry_point_loads_its_libraries_inside_startup(script):
     import ast
 
     tree = ast.parse(script.read_text())
-    allowed = set(sys.stdlib_module_names) | {"_project_root"}  # the tools' bootstrap
+    allowed = set(sys.stdlib_module_names)
     for node in tree.body:
         if isinstance(node, ast.With) and "startup(" in ast.unparse(node.items[0]):
             return
@@ -862,8 +862,6 @@ def test_every_entry_point_loads_its_libraries_inside_startup(script):
             continue
         if isinstance(node, ast.ImportFrom) and node.module == "train.entry":
             return  # the main scripts: train.entry.run loads the libraries inside startup()
-        if isinstance(node, ast.If) and ast.unparse(node.test) == "not __package__":
-            node = node.body[0]  # python scripts/X.py: the bootstrap import
         if isinstance(node, ast.Import | ast.ImportFrom):
             names = [node.module] if isinstance(node, ast.ImportFrom) else [
                 a.name for a in node.names]
