@@ -16,7 +16,7 @@ a main script (``--config ... --runs 5`` plus the cell's overrides) writing into
   options aside), so an interrupted sweep picks up where it stopped and a smoke run (``-- --epochs
   2``) is never mistaken for the real thing. ``--force`` reruns. A cell whose newest run
   stopped unfinished (interrupted, killed, failed) is continued with ``--resume`` from its last
-  finished epoch (:func:`resume_dir`).
+  finished epoch (:attr:`train.run_folder.Latest.resume_dir`).
 * Parallelism (:mod:`scripts.scheduler`): ``--gpus 0,1,...`` runs one cell per GPU at a time,
   pinned with ``CUDA_VISIBLE_DEVICES`` (ids as this process sees them: under an inherited
   ``CUDA_VISIBLE_DEVICES=3,5``, ``--gpus 0,1`` means GPUs 3 and 5) and run as ``--gpu_id 0``;
@@ -68,7 +68,8 @@ with startup():
     from scripts.scheduler import INTERRUPT_CODES, claim_holder, free_bytes, say
     from train import interrupts
     from train.errors import UsageError, run_tool
-    from train.results import refresh_status
+    from train.run_folder import Latest, latest
+    from train.runner import release_seeds
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLES_DIR = Path(__file__).resolve().parent / "tables"
@@ -81,13 +82,6 @@ DEFAULT_RUNS = 5
 # the command runs (a path given on the command line is relative to the user's folder).
 DEFAULT_OUT_ROOT = "out/reproduce"
 DEFAULT_DATA_ROOT = "datasets"
-# Options that may legitimately differ between a run and its resumption (devices, paths): they
-# are ignored when deciding whether a finished result belongs to the cell as now configured.
-# --runs too: the number of runs a result holds is compared on its own (more runs than asked for
-# is still complete; fewer is partial). --compile changes how a result is computed, not what
-# (float32 rounding: docs/performance.md).
-_IGNORED_OPTIONS = ("--gpu_id", "--use_gpu", "--out_dir", "--data_dir", "--cache_dir", "--runs",
-                    "--compile")
 # Options of the main scripts (argparse dests) that the sweep or a cell's table sets, which a
 # cell's extra arguments may therefore not (a later option wins in the main scripts: `-- --runs
 # 1` would quietly run one seed of a cell the sweep asked five of), with what to do instead.
@@ -95,7 +89,7 @@ _SWEEP_OPTIONS = {
     "config": "a cell's config is in its table",
     "dataset": "a cell's dataset is in its table",
     "override_model": "a cell's model is in its table",
-    "override_runs": "give --runs N to the sweep, and the same to make_tables",
+    "override_runs": "give --runs N to the sweep, and the same to report tables",
     "override_seed": "a cell runs the release's seeds; give --runs N to the sweep for more",
     "override_out_dir": "give --out_root to the sweep",
     "override_data_dir": "give --data_root or --data_dir DATASET=PATH to the sweep",
@@ -300,158 +294,42 @@ def requested_runs(cmd: Sequence[str]) -> int:
     return runs
 
 
-def signature(args: Sequence[str]) -> list[str]:
-    """Arguments that define a result: the options after the script, minus devices/paths."""
-    out, skip = [], False
-    for arg in args:
-        if skip:
-            skip = False
-            continue
-        if arg in _IGNORED_OPTIONS:
-            skip = True
-            continue
-        out.append(arg)
-    return out
-
-
 # ------------------------------------------------------------------------------- results
-def read_results(folder: Path) -> tuple[list[tuple[Path, dict]], list[str]]:
-    """Every readable ``*/results.json`` below ``folder`` (one level, or the folder itself);
-    problems (malformed JSON, not a mapping) are returned as messages, never raised. A
-    ``running`` result whose process is gone is marked ``killed`` (:func:`refresh_status`)."""
-    found, problems = [], []
-    if not folder.is_dir():
-        return found, problems
-    candidates = sorted(folder.glob("*/results.json"))
-    if (folder / "results.json").is_file():
-        candidates.insert(0, folder / "results.json")
-    for path in candidates:
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, ValueError, RecursionError) as err:  # RecursionError: deep nesting
-            problems.append(f"{path}: unreadable ({type(err).__name__}: {err})")
-            continue
-        if not isinstance(data, dict) or not isinstance(data.get("runs", []), list):
-            problems.append(f"{path}: not a results file (expected an object with 'runs')")
-            continue
-        try:
-            data = refresh_status(path, data)
-        except (KeyError, TypeError, ValueError, AttributeError) as err:
-            # a dead "running" result whose runs cannot be summarised: another program's file
-            problems.append(f"{path}: malformed results ({type(err).__name__}: {err})")
-            continue
-        found.append((path, data))
-    return found, problems
+Request = Callable[[Cell, Sequence[str]], tuple[dict | None, list[int]]]
 
 
-def newest_first(results: list[tuple[Path, dict]]) -> list[tuple[Path, dict]]:
-    """Newest first: by the recorded start time, then folder name, then file time."""
-    def key(item: tuple[Path, dict]) -> tuple[str, str, float]:
-        path, data = item
-        try:
-            mtime = path.stat().st_mtime
-        except OSError:
-            mtime = 0.0
-        return (str(data.get("started", "")), path.parent.name, mtime)
-
-    return sorted(results, key=key, reverse=True)
+def cell_request(cell: Cell, cmd: Sequence[str]) -> tuple[dict, list[int]]:
+    """What a cell's command asks for: the config its main script resolves, and the release's
+    seeds for its ``--runs``."""
+    return script_config(cell.dataset, cmd[2:], cmd[1]), release_seeds(requested_runs(cmd))
 
 
-def _options(args: Sequence[str]) -> list[str]:
-    """``--key value`` pairs (and bare words) of an argument list, each as one string."""
-    out: list[str] = []
-    for arg in args:
-        if out and out[-1].startswith("--") and " " not in out[-1] and not arg.startswith("--"):
-            out[-1] += f" {arg}"
-        else:
-            out.append(arg)
-    return out
-
-
-def mismatch(data: dict, cmd: Sequence[str] | None, cell: Cell | None = None) -> str | None:
-    """Why a result (a ``results.json``) is not the cell's, or ``None`` when it is.
-
-    It is not when it records another model or dataset than ``cell`` states, or when its
-    command line differs from ``cmd`` (the cell's command, as :func:`build_command` makes it)
-    in anything but devices, paths and the number of runs (:func:`signature`). What a result
-    does not record is not compared. The sweep (resuming, ``--list``) and ``make_tables`` use
-    this one test, so a result the sweep would rerun is never shown as the cell's."""
-    for key in ("model", "dataset"):
-        want, got = getattr(cell, key, "") if cell is not None else "", data.get(key)
-        if want and got is not None and str(got) != want:
-            return f"{key} {got}, not {want}"
-    recorded = data.get("command")
-    if cmd is None or not isinstance(recorded, list) or len(recorded) < 1:
-        return None
-    got, want = _options(signature([str(a) for a in recorded[1:]])), _options(signature(cmd[2:]))
-    if got == want:
-        return None
-    extra = [o for o in got if o not in want]
-    missing = [o for o in want if o not in got]
-    parts = ([f"ran with {' '.join(extra)}"] if extra else []) + \
-        ([f"without {' '.join(missing)}"] if missing else [])
-    return "other arguments: " + ("; ".join(parts) or "in another order")
-
-
-def matches(data: dict, cmd: Sequence[str] | None, cell: Cell | None = None) -> bool:
-    """Whether a result is the cell's (:func:`mismatch` finds no difference)."""
-    return mismatch(data, cmd, cell) is None
+def cell_results(folder: Path, cmd: Sequence[str] | None, cell: Cell | None = None,
+                 runs: int = DEFAULT_RUNS, request: Request = cell_request) -> Latest:
+    """Which result in a cell's ``folder`` is the cell's (:func:`train.run_folder.latest`, as
+    for the tables, the records and ``--resume``): a run of what ``request`` says the cell's
+    command ``cmd`` asks for (without ``cmd`` or ``cell``: any run, with ``runs`` seeds)."""
+    if cmd is None or cell is None:
+        return latest(folder, None, release_seeds(runs))
+    return latest(folder, *request(cell, cmd))
 
 
 def cell_state(folder: Path, runs: int = DEFAULT_RUNS, cmd: Sequence[str] | None = None,
                cell: Cell | None = None) -> tuple[str, Path | None]:
-    """``complete`` (skip it), ``partial``, ``running``, ``interrupted``, ``failed``,
-    ``diverged``, ``killed``, ``stale`` (complete but another model, dataset or arguments:
-    :func:`mismatch`) or ``missing``, and the result file."""
-    results, _ = read_results(folder)
-    if not results:
-        return "missing", None
-    ordered = newest_first(results)
-    for path, data in ordered:
-        if data.get("status") == "complete" and len(data.get("runs", [])) >= runs \
-                and matches(data, cmd, cell):
-            return "complete", path
-    path, data = ordered[0]
-    status = str(data.get("status", "unknown"))
-    if status == "complete":
-        partial = len(data.get("runs", [])) < runs and matches(data, cmd, cell)
-        return ("partial" if partial else "stale"), path
-    return status, path
+    """The cell's state (:class:`train.run_folder.Latest`; ``complete`` skips it) and the
+    result that decided it."""
+    found = cell_results(folder, cmd, cell, runs)
+    return found.state, found.result.path if found.result else None
 
 
-#: Results whose run a rerun of the cell continues (``--resume``) instead of starting anew.
-RESUMABLE = ("interrupted", "killed", "failed")
-
-
-def resume_dir(state: str, path: Path | None, cmd: Sequence[str], cell: Cell | None = None
-               ) -> Path | None:
-    """The run folder a rerun of the cell continues: that of its newest result when it ended
-    unfinished (:data:`RESUMABLE`) and is the cell's with as many seeds as asked; else ``None``
-    (a new run folder). The main script refuses, in one line, what it cannot continue."""
-    if state not in RESUMABLE or path is None:
-        return None
+def fresh_result(found: Latest, since: float) -> dict:
+    """The cell's result (``found``) when it was written since ``since`` (a ``time.time()``),
+    else ``{}``."""
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict) or not matches(data, cmd, cell) \
-            or len(data.get("seeds") or []) != requested_runs(cmd):
-        return None
-    return path.parent
-
-
-# ------------------------------------------------------------------------------- running
-def fresh_result(folder: Path, cmd: Sequence[str], cell: Cell | None, since: float) -> dict:
-    """The cell's newest result written since ``since`` (a ``time.time()``), or ``{}``."""
-    results, _ = read_results(folder)
-    for path, data in newest_first(results):
-        try:
-            fresh = path.stat().st_mtime >= since - 1
-        except OSError:
-            fresh = False
-        if fresh and matches(data, cmd, cell):
-            return data
-    return {}
+        fresh = found.result is not None and found.result.path.stat().st_mtime >= since - 1
+    except OSError:
+        fresh = False
+    return found.result.data if fresh else {}
 
 
 def ran_on(used: str | None, gpu: str | None) -> str:
@@ -467,7 +345,7 @@ def ran_on(used: str | None, gpu: str | None) -> str:
 
 def _alive_here(path: Path | None) -> bool:
     """Whether a ``running`` result belongs to a live process of this machine
-    (:func:`refresh_status` has marked dead ones ``killed``)."""
+    (:func:`train.run_folder.refresh_status` has marked dead ones ``killed``)."""
     try:
         data = json.loads(path.read_text()) if path is not None else {}
     except (OSError, ValueError):
@@ -500,12 +378,15 @@ def _outcome(cell: Cell, folder: Path, cmd: Sequence[str], code: int, result: di
 def run_claimed(cell: Cell, folder: Path, planned: Any, device: str | None,
                 launch: Callable[[list[str]], int], *,
                 make_cmd: Callable[[Cell, str | None], list[str]], force: bool,
-                used: dict[str, str | None] | None) -> int | str:
+                used: dict[str, str | None] | None, request: Request = cell_request
+                ) -> int | str:
     """Run a cell this sweep has claimed (:meth:`scheduler.Scheduler.run`), unless another
     sweep completed it meanwhile or a live process runs it; an unfinished run of the cell is
-    continued (:func:`resume_dir`). The cell's exit code for the sweep, or why it did not run."""
+    continued (:attr:`train.run_folder.Latest.resume_dir`). The cell's exit code for the
+    sweep, or why it did not run."""
     cmd = make_cmd(cell, device)
-    state, path = cell_state(folder, requested_runs(cmd), cmd, cell)
+    found = cell_results(folder, cmd, cell, request=request)
+    state, path = found.state, found.result.path if found.result else None
     if state == "complete" and (not force or planned != "complete"):
         return "completed meanwhile by another sweep"
     if state == "running" and _alive_here(path):
@@ -513,12 +394,13 @@ def run_claimed(cell: Cell, folder: Path, planned: Any, device: str | None,
     say(f"start {cell.id} ({'CPU' if device is None else f'GPU {device} requested'}) -> "
         f"{folder}")
     t0 = time.time()
-    resume = None if force else resume_dir(state, path, cmd, cell)
+    resume = None if force else found.resume_dir
     if resume is not None:  # continue its unfinished run where it stopped
         say(f"{cell.id}: resuming {resume.name} ({state})")
     code = launch(cmd if resume is None else [*cmd, "--resume", str(resume)])
-    code, words = _outcome(cell, folder, cmd, code, fresh_result(folder, cmd, cell, t0), device,
-                           used)
+    code, words = _outcome(cell, folder, cmd, code,
+                           fresh_result(cell_results(folder, cmd, cell, request=request), t0),
+                           device, used)
     say(f"{cell.id} {words}, after {(time.time() - t0) / 60:.1f} min")
     return code
 
@@ -527,8 +409,8 @@ def run_cells(jobs: list[tuple[Cell, Path, Any]],
               make_cmd: Callable[[Cell, str | None], list[str]], devices: list[str | None],
               base_env: dict[str, str], force: bool = False,
               used: dict[str, str | None] | None = None, cell_memory: float = 0.0,
-              read_free: Callable[[str | None], int | None] = free_bytes
-              ) -> dict[str, int | str]:
+              read_free: Callable[[str | None], int | None] = free_bytes,
+              request: Request = cell_request) -> dict[str, int | str]:
     """Run ``jobs`` (cell, folder, state when planned) on ``devices`` (:class:`scheduler.
     Scheduler`: one slot each, a memory guard wanting ``cell_memory`` GiB free, as
     ``read_free`` reads it, for each further cell on a device), each as :func:`run_claimed`.
@@ -536,8 +418,9 @@ def run_cells(jobs: list[tuple[Cell, Path, Any]],
     Returns, by cell id, the exit code of each cell that ran (1 where the sweep itself could not
     run it), or why it was not run: claimed by another sweep, completed by one meanwhile, or
     still running in a live process. Cells never started (a full disk stops the sweep) are
-    absent. ``used`` receives the device each finished cell's result records."""
-    run_one = partial(run_claimed, make_cmd=make_cmd, force=force, used=used)
+    absent. ``used`` receives the device each finished cell's result records; ``request``
+    says what a cell's command asks for (:func:`cell_request`)."""
+    run_one = partial(run_claimed, make_cmd=make_cmd, force=force, used=used, request=request)
     return scheduler.Scheduler(devices, base_env, cell_memory, read_free).run(jobs, run_one)
 
 
@@ -776,8 +659,8 @@ def cell_states(p: Plan) -> list[tuple[int, Cell, Path, str]]:
         if cell.not_implemented:
             state = "not implemented"
         else:
-            cmd = p.command(cell, p.devices[0])
-            state = cell_state(folder, requested_runs(cmd), cmd, cell)[0]
+            found = cell_results(folder, p.command(cell, p.devices[0]), cell)
+            state = f"damaged: {found.why}" if found.state == "damaged" else found.state
         out.append((i + first, cell, folder, state))
     return out
 

@@ -1,4 +1,5 @@
-"""Tests of the node datasets (data/node_datasets.py and one module per dataset) on small files written in the real formats.
+"""Tests of the node datasets (data/node_datasets.py, one module per dataset) on small files
+written in the real formats.
 
 PubMed, YelpChi and Arxiv-year are not available offline, so their loaders are checked on tiny
 fixtures (Planetoid pickles, a YelpChi.mat, a fake ``ogb`` module) against expectations built

@@ -792,7 +792,7 @@ def test_sweep_and_tables_mark_dead_running_cells(tmp_path, spawn):
     res = {"status": "running", "pid": dead.pid, "host": os.uname().nodename, "runs": []}
     (folder / "results.json").write_text(json.dumps(res))
     assert sweep.cell_state(folder.parent, 5)[0] == "killed"
-    assert cell_result(cell, folder.parent, "mae", 5).state == "killed"
+    assert cell_result(cell, folder.parent, "mae", 5, extra=None).state == "killed"
 
 
 @pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])

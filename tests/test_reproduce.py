@@ -176,7 +176,7 @@ def test_cells_run_pinned_to_their_gpu_with_their_share_of_the_cores(tmp_path, m
     jobs = [(c, tmp_path / c.id, "missing") for c in cells]
     env = {**sweep.os.environ, "OMP_NUM_THREADS": "3"}
     codes = sweep.run_cells(jobs, lambda cell, device: [sys.executable, "-c", probe],
-                            ["4", "6"], env)
+                            ["4", "6"], env, request=lambda cell, cmd: (None, []))
     assert codes == {c.id: 0 for c in cells}
     seen = {(tmp_path / c.id / "stdout.log").read_text().split("pinned ")[1].split()[0]
             for c in cells}
@@ -203,10 +203,13 @@ def fabricate(folder: Path, *, status: str = "complete", runs: int = 5, metric: 
               dataset: str | None = None, device: str = "cpu") -> Path:
     """A results.json in the runner's format under ``folder/name``: by default the result of
     the cell the folder belongs to (its model, dataset and command line)."""
+    from train.runner import release_seeds
+
     cell = table_cell(folder)
     values = values or [0.5 + 0.01 * i for i in range(runs)]
+    seeds = release_seeds(runs)
     run_list = [{
-        "seed": i, "epochs": 10, "best_epoch": 5, "stop_reason": "epochs",
+        "seed": seeds[i], "epochs": 10, "best_epoch": 5, "stop_reason": "epochs",
         "s_per_epoch": s_per_epoch, "total_time_s": 10 * s_per_epoch, "checkpoint": "x.pt",
         "final": {s: ({metric: values[i]} if s in splits else None)
                   for s in ("train", "val", "test")},
@@ -214,12 +217,15 @@ def fabricate(folder: Path, *, status: str = "complete", runs: int = 5, metric: 
     } for i in range(runs)]
     data = {"status": status, "model": model or (cell.model if cell else "M"),
             "dataset": dataset or (cell.dataset if cell else "D"), "num_params": params,
-            "seeds": list(range(runs)), "primary_metric": metric, "runs": run_list,
+            "seeds": seeds, "primary_metric": metric, "runs": run_list,
             "summary": {}, "started": started, "config": {}, "device": device}
     if command is AUTO and cell is not None:
         command = sweep.build_command(cell, folder.parent.name, str(folder.parent.parent))[1:]
     if command is not None and command is not AUTO:
         data["command"] = command
+        if cell is not None:  # the resolved config, as the runner records it
+            data["config"] = sweep.script_config(cell.dataset, command[1:])
+            data["config"].update(model=data["model"], dataset=data["dataset"])
     path = folder / name / "results.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data))

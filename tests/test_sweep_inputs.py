@@ -253,7 +253,8 @@ def packed(tmp_path: Path, n: int, devices: list, cell_memory: float, free_gib: 
     codes = sweep.run_cells(jobs, lambda cell, device: [sys.executable, str(script),
                                                          str(tmp_path), cell.id],
                             devices, dict(os.environ), cell_memory=cell_memory,
-                            read_free=lambda device: int(free_gib * scheduler.GIB))
+                            read_free=lambda device: int(free_gib * scheduler.GIB),
+                            request=lambda cell, cmd: (None, []))  # not main scripts
     spans = [tuple(map(float, line.split())) for c in cells
              for line in (tmp_path / f"{c.id}.times").read_text().splitlines()]
     return codes, capsys.readouterr().out, spans

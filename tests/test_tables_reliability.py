@@ -69,7 +69,9 @@ def test_results_of_another_experiment_are_stale_in_tables_and_sweep(kind, tmp_p
     captured = capsys.readouterr()
     stale_lines = [line for line in captured.err.splitlines() if "GCN_SBM_CLUSTER" in line]
     assert len(stale_lines) == 1 and "another experiment" in stale_lines[0]
-    assert kind.replace("arguments", "other arguments") in stale_lines[0]
+    named = {"model": "model is 'GAT'", "dataset": "dataset is 'SBM_PATTERN'",
+             "arguments": "params.epochs is 2"}[kind]
+    assert named in stale_lines[0]
     rows = first_table((out / "node.md").read_text())
     col = rows["Model"].index("SBM_CLUSTER")
     assert rows["GCN"][col] == "*stale*"
@@ -87,7 +89,7 @@ def test_a_cells_own_result_wins_over_a_newer_stale_one(tmp_path, capsys):
     fabricate(folder, values=[0.9] * 5, name="other", started="2025-02-01", model="GAT")
     res = table_results(sweep.load_table("node"), root)[("GCN", "SBM_CLUSTER")]
     assert res.state == "ok" and res.mean == pytest.approx(0.6)
-    assert res.stale == [f"{folder / 'other'}: model GAT, not GCN"]
+    assert res.stale == [f"{folder / 'other'}: model is 'GAT' in the run, 'GCN' now"]
 
 
 def test_smoke_run_results_count_only_with_the_same_extra_arguments(tmp_path, capsys):
@@ -97,7 +99,7 @@ def test_smoke_run_results_count_only_with_the_same_extra_arguments(tmp_path, ca
     fabricate(root / "node" / cell.id, values=[0.3] * 5, command=smoke)
     plain = table_results(sweep.load_table("node"), root)[("GCN", "SBM_CLUSTER")]
     assert plain.state == "stale" and plain.mean is None
-    assert "ran with --epochs 2" in plain.stale[0]
+    assert "params.epochs is 2 in the run" in plain.stale[0]
     smoke_res = table_results(sweep.load_table("node"), root,
                               extra=["--epochs", "2"])[("GCN", "SBM_CLUSTER")]
     assert smoke_res.state == "ok" and smoke_res.mean == pytest.approx(0.3)
@@ -243,6 +245,8 @@ PROBE = textwrap.dedent("""\
     data = {"status": "complete" if code == 0 else "failed", "model": config["model"],
             "dataset": config["dataset"], "device": os.environ["PROBE_DEVICE"],
             "command": sys.argv, "runs": [run] * int(opt("--runs")) if code == 0 else []}
+    with open(os.environ["PROBE_CONFIGS"]) as f:  # the resolved config and seeds, as the runner
+        data.update(json.load(f)[opt("--out_dir")])
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump(data, f)
     print("probe ran on", os.environ.get("CUDA_VISIBLE_DEVICES"), flush=True)
@@ -258,14 +262,23 @@ def probe(tmp_path, monkeypatch):
     script.write_text(PROBE)
     real = sweep.build_command
 
+    configs = tmp_path / "probe_configs.json"
+    configs.write_text("{}")
+
     def build(cell, *args, **kwargs):
         cmd = real(cell, *args, **kwargs)
+        # what the runner would record: the config the command resolves to, the seeds it asks
+        config, seeds = sweep.cell_request(cell, cmd)
+        known = json.loads(configs.read_text())
+        known[cmd[cmd.index("--out_dir") + 1]] = {"config": config, "seeds": seeds}
+        configs.write_text(json.dumps(known))
         return [cmd[0], str(script), *cmd[2:]]
 
     monkeypatch.setattr(sweep, "build_command", build)
     monkeypatch.setattr(sweep, "check_command", lambda cell, cmd: None)
     monkeypatch.setattr(scheduler, "cuda_device_count", lambda: 2)
     monkeypatch.setenv("PROBE_DEVICE", "cpu")
+    monkeypatch.setenv("PROBE_CONFIGS", str(configs))
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     return script
 
@@ -506,3 +519,38 @@ def test_a_signal_while_cells_run_is_passed_on_and_one_line(probe, tmp_path, cap
     assert not crashed, [str(c.exc_value) for c in crashed]
     assert "terminated: waiting for the running cells" in captured.out
     assert not list(out.rglob(scheduler.CLAIM_FILE))  # claims released
+
+
+def test_a_complete_record_without_its_seeds_metrics_is_not_a_complete_cell(tmp_path, capsys):
+    """``complete`` with runs that hold no metrics (edited, or another program's file) is a
+    partial cell: the sweep runs it again and the table does not show it as done."""
+    root = tmp_path / "results"
+    folder = root / "node" / "GCN_SBM_CLUSTER"
+    path = fabricate(folder, values=[0.9] * 5)
+    data = json.loads(path.read_text())
+    for run in data["runs"]:
+        run["final"] = {"train": None, "val": None, "test": None}
+    path.write_text(json.dumps(data))
+    assert sweep.main(["node", "--only", "GCN_SBM_CLUSTER", "--list",
+                       "--out_root", str(root)]) == 0
+    assert capsys.readouterr().out.split()[2] == "partial"
+    res = table_results(sweep.load_table("node"), root)[("GCN", "SBM_CLUSTER")]
+    assert res.state == "partial" and res.mean is None
+
+
+@pytest.mark.parametrize("content, damage", [
+    ('{"status": "complete", "runs": [', "truncated or not JSON"),
+    ('{"status": ["complete"], "runs": []}', "status ['complete']"),
+    ('[1, 2]', "not a record with a list of runs"),
+])
+def test_list_names_the_damage_of_a_results_file(content, damage, tmp_path, capsys):
+    """A cell whose only results.json is damaged is listed as damaged, with what is wrong,
+    never as missing (which would hide a file that needs looking at)."""
+    root = tmp_path / "results"
+    run = root / "node" / "GCN_SBM_CLUSTER" / "run"
+    run.mkdir(parents=True)
+    (run / "results.json").write_text(content)
+    assert sweep.main(["node", "--only", "GCN_SBM_CLUSTER", "--list",
+                       "--out_root", str(root)]) == 0
+    line = capsys.readouterr().out.strip()
+    assert " damaged: " in line and damage in line, line

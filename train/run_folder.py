@@ -24,7 +24,7 @@ import re
 import socket
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -353,26 +353,36 @@ def results_in(folder: Path) -> list[Result]:
 
 @dataclass
 class Latest:
-    """What a folder holds for a request (:func:`latest`): ``state`` is ``complete``,
-    ``partial`` (the request's, fewer seeds finished), ``running``, one of :data:`RESUMABLE`,
-    ``diverged``, ``stale`` (the newest result is another request's: ``why``), ``damaged``
-    (``why``) or ``missing``; ``result`` the record that decided it."""
+    """What a folder holds for a request (:func:`latest`). ``state``: ``complete``, ``partial``
+    (the request's, fewer seeds finished), ``running``, one of :data:`RESUMABLE`, ``diverged``,
+    ``stale`` (only other requests' results: ``why``), ``damaged`` (``why``) or ``missing``;
+    ``result`` the record that decided it; ``others`` the results that are not the request's,
+    with why."""
 
     state: str
     result: Result | None = None
     why: str | None = None
+    seeds: int = 0  # how many the request asks for
+    others: list[tuple[Result, str]] = field(default_factory=list)
 
     @property
     def resume_dir(self) -> Path | None:
-        """The run folder a rerun continues: an unfinished run of the request, else None."""
-        if self.state in RESUMABLE and self.result is not None:
+        """The run folder a rerun continues: an unfinished run of the request with its seeds,
+        else None (a new run folder)."""
+        if self.state in RESUMABLE and self.result is not None and \
+                len(self.result.data.get("seeds") or []) == self.seeds:
             return self.result.run_dir
         return None
 
 
-def mismatch(result: Result, cfg: dict[str, Any], seeds: Sequence[int],
+def mismatch(result: Result, cfg: dict[str, Any] | None, seeds: Sequence[int],
              free: Sequence[str] = CELL_FREE) -> str | None:
-    """Why ``result`` is not a run of ``cfg`` with (a prefix of) ``seeds``, or None."""
+    """Why ``result`` is not a run of ``cfg`` with (a prefix of) ``seeds``, or None
+    (``cfg=None``: any run is)."""
+    if result.problem:
+        return result.problem
+    if cfg is None:
+        return None
     recorded = result.data.get("config")
     if not isinstance(recorded, dict):
         return "its record holds no config"
@@ -386,33 +396,38 @@ def mismatch(result: Result, cfg: dict[str, Any], seeds: Sequence[int],
     return None
 
 
-def latest(folder: str | os.PathLike, cfg: dict[str, Any], seeds: Sequence[int],
+def latest(folder: str | os.PathLike, cfg: dict[str, Any] | None, seeds: Sequence[int],
            free: Sequence[str] = CELL_FREE) -> Latest:
     """Which result in ``folder`` (a cell's folder of run folders, or one run folder) is the
-    one asked for: a run of ``cfg`` (compared without the ``free`` keys) with ``seeds``.
+    one asked for: a run of ``cfg`` (compared without the ``free`` keys; ``None``: any) with
+    ``seeds``. The sweep, the tables, the records and ``--resume`` all ask here.
 
-    The newest complete result with every seed finished counts; else the newest result
-    decides: the request's own (running, unfinished, partial) or another's (stale). A
-    ``complete`` record missing a seed's metrics is not complete: it is ``partial``."""
+    The newest complete result of the request with every seed finished counts; else the
+    request's newest result decides (running, unfinished, or ``partial``: complete with fewer
+    seeds, or a seed without its metrics). Results of other requests never count: with nothing
+    else the folder is ``stale`` (or ``damaged``, when its newest record cannot be read)."""
     results = results_in(Path(folder))
-    if not results:
-        return Latest("missing")
+    found = Latest("missing", seeds=len(seeds))
+    own = []
     for r in results:
-        if r.status == "complete" and not mismatch(r, cfg, seeds, free) and \
-                len(r.finished_seeds()) >= len(seeds):
-            return Latest("complete", r)
-    newest = results[0]
-    if newest.problem:
-        return Latest("damaged", newest, newest.problem)
-    why = mismatch(newest, cfg, seeds, free)
-    if why:
-        return Latest("stale", newest, why)
-    if newest.status == "complete":
-        return Latest("partial", newest)
-    if newest.status in RESUMABLE and len(newest.data.get("seeds") or []) != len(seeds):
-        return Latest("stale", newest, f"{len(newest.data.get('seeds') or [])} seeds in the "
-                      f"run, {len(seeds)} now")
-    return Latest(newest.status, newest)
+        why = mismatch(r, cfg, seeds, free)
+        if why is None:
+            own.append(r)
+        else:
+            found.others.append((r, why))
+    for r in own:
+        if r.status == "complete" and len(r.finished_seeds()) >= len(seeds):
+            found.state, found.result = "complete", r
+            return found
+    if own:
+        newest = own[0]
+        found.state = "partial" if newest.status == "complete" else newest.status
+        found.result = newest
+    elif results:
+        newest, why = found.others[0]
+        found.state = "damaged" if newest.problem else "stale"
+        found.result, found.why = newest, why
+    return found
 
 
 # ------------------------------------------------------------------------------- resuming

@@ -1,8 +1,8 @@
 """Each cell of a table: what a sweep's results say (ours) and what the paper published.
 
-Only a cell's own results count (:func:`scripts.sweep.mismatch`: model, dataset and command
-line; devices, paths and the number of runs aside); of those, :func:`pick_result` chooses. The
-paper's numbers: ``scripts/tables/published.yaml``, a table's ``published_from`` naming more."""
+Only a cell's own result counts, the one the sweep takes (:func:`scripts.sweep.cell_results`:
+its resolved config, devices, paths, the number of runs and compiling aside). The paper's
+numbers: ``scripts/tables/published.yaml``, a table's ``published_from`` naming more."""
 
 from __future__ import annotations
 
@@ -80,55 +80,28 @@ def metric_values(data: dict, metric: str) -> tuple[str | None, list[float]]:
     return None, []
 
 
-def pick_result(results: list[tuple[Path, dict]], runs: int) -> tuple[Path, dict] | None:
-    """Newest complete with all runs, else newest complete, else newest of any status."""
-    if not results:
-        return None
-    ordered = sweep.newest_first(results)
-    complete = [r for r in ordered if r[1].get("status") == "complete"]
-    full = [r for r in complete if len(r[1].get("runs", [])) >= runs]
-    return (full or complete or ordered)[0]
-
-
-def expected_command(cell: Cell, runs: int, extra: Sequence[str]) -> list[str]:
-    """The command line the sweep gives ``cell`` (``extra``: its arguments after ``--``); the
-    folders and devices in it are not compared (:func:`scripts.sweep.signature`)."""
-    return sweep.build_command(cell, "table", "out", runs=runs, extra=list(extra))
-
-
 def cell_result(cell: Cell, folder: Path, metric: str, runs: int,
                 extra: Sequence[str] | None = ()) -> CellResult:
     """Read a cell's folder: state, statistics of ``metric``, #Param, s/epoch.
 
-    Only the cell's own results count: a result with another model, dataset or arguments
-    (:func:`scripts.sweep.mismatch`, the sweep's test for ``stale``) is listed in ``stale``
-    and never shown as the cell's. ``extra``: the arguments the sweep passed after ``--``
-    (``None``: do not compare command lines)."""
+    The cell's result is the one the sweep would take (:func:`scripts.sweep.cell_results`, one
+    rule for the sweep, the tables, the records and ``--resume``); results of another
+    experiment are listed in ``stale`` and never shown as the cell's. ``extra``: the arguments
+    the sweep passed after ``--`` (``None``: any result of the folder counts)."""
     if cell.not_implemented:
         return CellResult(cell, "not implemented")
-    results, problems = sweep.read_results(folder)
-    cmd = None if extra is None else expected_command(cell, runs, extra)
-    own, stale = [], []
-    for path, data in sweep.newest_first(results):
-        why = sweep.mismatch(data, cmd, cell)
-        if why is None:
-            own.append((path, data))
-        else:
-            stale.append(f"{path.parent}: {why}")
-    chosen = pick_result(own, runs)
-    if chosen is None:
-        state = "stale" if stale else "missing"
+    cmd = None if extra is None else sweep.build_command(cell, "table", "out", runs=runs,
+                                                         extra=list(extra))
+    found = sweep.cell_results(folder, cmd, cell, runs)
+    problems = [f"{r.path}: {r.problem}" for r, _ in found.others if r.problem]
+    stale = [f"{r.run_dir}: {why}" for r, why in found.others if not r.problem]
+    if found.state in ("missing", "stale", "damaged"):
+        state = "missing" if found.state == "damaged" else found.state
         return CellResult(cell, state, problems=problems, stale=stale)
-    path, data = chosen
+    data = found.result.data
     runs_of = [r for r in data.get("runs", []) if isinstance(r, dict)]
-    status = str(data.get("status", "unknown"))
-    if status == "complete":
-        state = "ok" if len(runs_of) >= runs else "partial"
-    elif status in ("running", "interrupted", "failed", "diverged", "killed"):
-        state = status
-    else:
-        state = "unknown"
-    res = CellResult(cell, state, runs=len(runs_of), metric=metric, path=path,
+    state = {"complete": "ok"}.get(found.state, found.state)
+    res = CellResult(cell, state, runs=len(runs_of), metric=metric, path=found.result.path,
                      problems=problems, stale=stale)
     res.device = str(data["device"]) if data.get("device") else None
     res.split, vals = metric_values(data, metric)
