@@ -181,7 +181,7 @@ def test_defaults_keep_todays_behaviour():
 
 @pytest.mark.parametrize("normalise", [False, True])
 def test_runner_gives_the_net_the_features_the_config_asks_for(tmp_path, normalise):
-    from data.node_datasets import load_node_dataset
+    from data.loaders import load_node_dataset
     from tests.data_writers import write_squirrel
     from train.runner import load_data
 
@@ -228,13 +228,16 @@ def test_train_run_stops_at_the_scripted_epoch(tmp_path, monkeypatch):
     keeps the weights of epoch 3."""
     from nets.gnn_net import NetIO
     from train import runner
+    from train.run_folder import RunFolder
 
-    monkeypatch.setattr(runner, "save_checkpoint", lambda *a, **k: None)
     cfg = validate({"model": "MLP", "dataset": "PUBMED", "params": {
         "epochs": 20, "early_stop": "val_loss_window", "early_stop_patience": 3},
         "net_params": {"L": 1, "hidden_dim": 4}})
     loop = ScriptedLoop([5.0, 4.0, 3.0, 2.0, 2.9, 2.95, 3.1, 3.0])
     io = NetIO("single_graph", "linear", 4, 3)
-    run = runner.train_run(NODE, cfg, io, loop, 0, 0, torch.device("cpu"), tmp_path)
+    folder = RunFolder.create(tmp_path, {"model": "MLP", "dataset": "PUBMED", "config": cfg,
+                                         "data": {}})
+    experiment = runner.Experiment(NODE, cfg, io, None, torch.device("cpu"), [0], folder)
+    run = experiment.train_seed(0, 0, loop)
     assert run["epochs"] == 6 and run["best_epoch"] == 3
     assert run["stop_reason"] == "early_stop (val_loss_window)"
