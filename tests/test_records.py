@@ -23,34 +23,34 @@ from scripts.report import figures
 from scripts.report import records as rec
 from scripts.report import reproduction as report
 from scripts.report.__main__ import main
-from scripts.sweep import load_table
+from scripts.report.cells import load_tables
+from scripts.sweep import build_command, load_table, script_config
 from train.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from train.config import load_config
-from train.run_folder import summarise
+from train.run_folder import CELL_FREE, difference, summarise
 
 ROOT = Path(__file__).resolve().parent.parent
 SEEDS = [4565, 7432, 9823, 2113, 5812]  # the release's seeds (train/runner.py: release_seeds)
 PUBMED = NetIO("single_graph", "linear", 500, 3)
 ZINC = NetIO("graph", "embedding", 28, 1)
 PATTERN = NetIO("node", "embedding", 3, 2)
-SCRIPTS = {"PUBMED": ("main_node_classification.py", "node_classification_{}_PUBMED.json"),
-           "ZINC": ("main_molecules_graph_regression.py",
-                    "molecules_graph_regression_{}_ZINC.json"),
-           "SBM_PATTERN": ("main_SBMs_node_classification.py",
-                           "SBMs_node_clustering_{}_PATTERN.json")}
 
 
 def fake_cell(out_root: Path, table: str, model: str, dataset: str, io: NetIO,
               values: list[float], split: str = "test", metric: str = "acc",
-              status: str = "complete", stamp: str = "20260101-000000") -> Path:
-    """A run folder of one cell as a main script leaves it: ``results.json`` (one run per
-    value, the release's seeds) and each run's best checkpoint, of a net built from the cell's
-    config file."""
-    script, config = SCRIPTS[dataset]
-    config = f"configs/{config.format(model)}"
-    cfg = load_config(ROOT / config)
+              status: str = "complete", stamp: str = "20260101-000000",
+              cell: str | None = None) -> Path:
+    """A run folder of one cell (``cell``: its id, default MODEL_DATASET) as a main script
+    leaves it: ``results.json`` (one run per value, the release's seeds, the command the sweep
+    gives the cell and the config the script resolves from it) and each run's best
+    checkpoint, of a net built from that config."""
+    cell = cell or f"{model}_{dataset}"
+    spec = next(c for c in load_table(table).cells if c.id == cell)
+    argv = build_command(spec, table, str(out_root), runs=len(values))[1:]
+    if "--data_dir" in argv:
+        argv[argv.index("--data_dir") + 1] = str(out_root / "data")
+    cfg = script_config(dataset, argv[1:])
     net = build_net(model, io, cfg["net_params"])
-    cell = f"{model}_{dataset}"
     folder = out_root / table / cell / f"{cell}_{stamp}"
     (folder / "checkpoints").mkdir(parents=True)
     runs = []
@@ -64,10 +64,7 @@ def fake_cell(out_root: Path, table: str, model: str, dataset: str, io: NetIO,
     data = {"status": status, "pid": 1, "host": "somehost", "model": model, "dataset": dataset,
             "num_params": count_parameters(net), "seeds": SEEDS[:len(values)],
             "device": "cpu", "versions": {"torch": torch.__version__}, "started": stamp,
-            "command": [script, "--config", config, "--runs", str(len(values)), "--out_dir",
-                        str(out_root / table / cell), "--data_dir", str(out_root / "data"),
-                        "--use_gpu", "False"],
-            "runs": runs, "summary": summarise(runs)}
+            "command": argv, "config": cfg, "runs": runs, "summary": summarise(runs)}
     (folder / "results.json").write_text(json.dumps(data))
     return folder
 
@@ -92,6 +89,10 @@ def test_a_complete_cell_becomes_a_record_with_its_config_s_parameter_count(tmp_
     assert record["command"].endswith("--out_dir OUT --data_dir DIR --use_gpu False")
     assert record["command"].startswith("python main_node_classification.py --config configs/")
     assert (record["commit"], record["machine"]) == ("abc1234", "CPU: test")
+    # the run's resolved config, its folders replaced, and the cell's setup
+    assert (record["setup"], record["format"]) == ("published", rec.FORMAT)
+    assert (record["config"]["out_dir"], record["config"]["data"]["data_dir"]) == ("OUT", "DIR")
+    assert record["config"]["params"]["runs"] == 5
     text = json.dumps(record)
     assert str(tmp_path) not in text and "somehost" not in text and '"pid"' not in text
 
@@ -132,8 +133,17 @@ def _good_record(tmp_path: Path) -> tuple[Path, dict]:
     (lambda r: r["runs"].pop(2), "seed 9823 has no run"),
     (lambda r: r.update(num_params=8106), "#Param 8106, but its config builds 8105"),
     (lambda r: r.update(model="SGC"), "model 'SGC', but the cell GCN_PUBMED is GCN"),
-    (lambda r: r.update(command=r["command"].replace("_GCN_", "_SGC_")),
-     "its command's config is SGC on PUBMED, not GCN_PUBMED"),
+    (lambda r: r["config"].update(model="SGC"),
+     "its config is another experiment's: model is 'SGC' in the run, 'GCN' now"),
+    (lambda r: r["config"]["params"].update(epochs=2),
+     "its config is another experiment's: params.epochs is 2 in the run, "),
+    (lambda r: r["config"]["net_params"].update(hidden_dim=17),
+     "its config is another experiment's: net_params.hidden_dim is 17 in the run, 16 now"),
+    (lambda r: r["config"]["params"].update(runs=3), "its config asks for 3 runs, it holds 5"),
+    (lambda r: r.pop("config"), "no config (a record states the run's resolved config)"),
+    (lambda r: r.update(setup="paper_text"),
+     "setup 'paper_text', but the cell GCN_PUBMED is published"),
+    (lambda r: r.update(format=1), "format 1; this project reads format 2"),
     (lambda r: r.update(machine="CPU in /home/someone"), None),
     (lambda r: r["runs"][1]["final"]["test"].update(acc=float("nan")),
      "seed 7432: test acc is nan, not a finite number"),
@@ -266,7 +276,8 @@ def test_the_committed_records_agree_with_their_configs():
     records = rec.read_records(ROOT / "results")
     for table, cells in records.items():
         for cell_id, record in cells.items():
-            assert cell_id == f"{record['model']}_{record['dataset']}"
+            suffix = "_paper_text" if record["setup"] == "paper_text" else ""
+            assert cell_id == f"{record['model']}_{record['dataset']}{suffix}"
             assert len(record["runs"]) == len(record["seeds"]) <= record["seeds_protocol"]
             ckpt = ROOT / "results" / table / f"{cell_id}.pt"
             if record["dataset"] in rec.CHECKPOINT_DATASETS:
@@ -276,6 +287,42 @@ def test_the_committed_records_agree_with_their_configs():
                                 loaded["config"]["net_params"])
                 assert count_parameters(net) == record["num_params"]
                 assert ckpt.stat().st_size <= rec.MAX_CHECKPOINT_BYTES
+
+
+def test_a_record_is_its_cell_s_by_its_config_not_by_its_command_read_today(tmp_path):
+    """GIN on PubMed ran before gin_release_forward existed: its command names the config file
+    alone, which now turns the release's forward on. Read today, the command would pass as
+    the published cell; the config the run resolved is the paper-text cell's, and under the
+    published cell's name the record is refused, naming the key."""
+    committed = json.loads((ROOT / "results/node/GIN_PUBMED_paper_text.json").read_text())
+    published = next(c for c in load_table("node").cells if c.id == "GIN_PUBMED")
+    today = script_config("PUBMED", committed["command"].split()[2:])
+    assert difference(today, rec.cell_config("node", published), CELL_FREE) is None
+    folder = tmp_path / "results" / "node"
+    folder.mkdir(parents=True)
+    (folder / "GIN_PUBMED_paper_text.json").write_text(json.dumps(committed))
+    assert list(rec.read_records(tmp_path / "results")["node"]) == ["GIN_PUBMED_paper_text"]
+    (folder / "GIN_PUBMED_paper_text.json").unlink()
+    moved = {**committed, "cell": "GIN_PUBMED", "setup": "published"}
+    (folder / "GIN_PUBMED.json").write_text(json.dumps(moved))
+    with pytest.raises(rec.RecordError, match="GIN_PUBMED.json: its config is another "
+                       "experiment's: net_params.gin_release_forward is False in the run, "
+                       "True now"):
+        rec.read_records(tmp_path / "results")
+
+
+def test_a_split_ratio_left_to_the_default_is_that_default():
+    """A run that left the split to the dataset (None) is a run of a cell that states the
+    default explicitly; another ratio is not."""
+    cell = next(c for c in load_table("heterophily").cells if c.id == "GCN_SQUIRREL_paper_text")
+    wanted = rec.cell_config("heterophily", cell)
+    assert wanted["data"]["split_ratio"] == [0.5, 0.25, 0.25]
+    ran = json.loads(json.dumps(wanted))
+    ran["data"]["split_ratio"] = None
+    assert rec.config_problem({"config": ran}, "heterophily", cell) is None
+    ran["data"]["split_ratio"] = [0.6, 0.2, 0.2]
+    assert "data.split_ratio is [0.6, 0.2, 0.2] in the run" in rec.config_problem(
+        {"config": ran}, "heterophily", cell)
 
 
 # ------------------------------------------------------------------------------- checkpoints
@@ -304,10 +351,20 @@ def test_a_checkpoint_holding_a_pickled_object_is_refused_unexecuted(tmp_path):
     assert touched.exists()
 
 
-def test_a_zinc_cell_s_checkpoint_is_kept_and_evaluates_to_its_record(tmp_path):
-    """One epoch of GCN on a tiny ZINC copy, run as the sweep runs a cell; its record and its
-    pretrained checkpoint, which ``evaluate_checkpoint.py`` scores as the run did."""
+def test_a_zinc_cell_s_checkpoint_is_kept_and_evaluates_to_its_record(tmp_path, monkeypatch):
+    """One epoch of GCN on a tiny ZINC copy, run as the sweep runs a cell (here a GCN_ZINC cell
+    of one epoch: a record is a run of its cell's config); its record and its pretrained
+    checkpoint, which ``evaluate_checkpoint.py`` scores as the run did, and the figure that
+    evaluation gives on a test split added later."""
     from tests.data_writers import write_tiny_zinc
+
+    def one_epoch(names):
+        tables = load_tables(names)
+        for cell in (c for t in tables for c in t.cells if c.id == "GCN_ZINC"):
+            cell.overrides = {**cell.overrides, "epochs": 1}
+        return tables
+
+    monkeypatch.setattr(rec, "load_tables", one_epoch)
 
     data = tmp_path / "zinc"
     write_tiny_zinc(data, {"train": 8, "val": 4})
@@ -318,7 +375,7 @@ def test_a_zinc_cell_s_checkpoint_is_kept_and_evaluates_to_its_record(tmp_path):
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     subprocess.run(cmd, cwd=ROOT, env=env, check=True, capture_output=True, timeout=300)
     into = tmp_path / "results"
-    lines = collect(tmp_path / "out", into, tables=("graph",), extra=["--epochs", "1"])
+    lines = collect(tmp_path / "out", into, tables=("graph",))
     assert len(lines) == 1 and lines[0].startswith("graph/GCN_ZINC: written (1/5 seeds, "
                                                    "checkpoint 0.")
     record = json.loads((into / "graph" / "GCN_ZINC.json").read_text())
@@ -333,6 +390,50 @@ def test_a_zinc_cell_s_checkpoint_is_kept_and_evaluates_to_its_record(tmp_path):
     assert metrics["val"]["mae"] == pytest.approx(record["runs"][0]["final"]["val"]["mae"],
                                                   rel=1e-5)
     assert record["summary"]["val"]["mae"]["n"] == 1
+    assert metrics["test"] is None and record["runs"][0]["final"]["test"] is None
+
+    # the data gains a test split: the checkpoint's evaluation on it becomes the seed's test
+    # figure, named in the record with its command and commit
+    write_tiny_zinc(data, {"test": 4}, seed=1)
+    command = ["evaluate_checkpoint.py", "results/graph/GCN_ZINC.pt", "--data_dir", str(data)]
+    shown = subprocess.run([sys.executable, str(ROOT / command[0]), *command[1:]], cwd=tmp_path,
+                           env=env, check=True, capture_output=True, text=True,
+                           timeout=300).stdout
+    test_mae = json.loads(shown[shown.index("{"):])["metrics"]["test"]["mae"]
+    path = into / "graph" / "GCN_ZINC.json"
+    evaluated = rec.with_evaluation(record, SEEDS[0], "test", {"mae": test_mae}, command,
+                                    "abc1234")
+    path.write_text(json.dumps(evaluated))
+    assert rec.read_records(into)["graph"]["GCN_ZINC"]["summary"]["test"]["mae"] == {
+        "mean": test_mae, "std": 0.0, "n": 1}
+    assert evaluated["evaluations"] == [{
+        "seed": SEEDS[0], "split": "test", "command": "python evaluate_checkpoint.py "
+        "results/graph/GCN_ZINC.pt --data_dir DIR", "commit": "abc1234",
+        "metrics": {"mae": test_mae}}]
+    section, figure = report.build(into)
+    row = next(line for line in section.splitlines() if line.startswith("| GCN | ZINC"))
+    assert f"{test_mae:.3f}"[1:] in row and "†" not in row and "ZINC" in figure
+    assert "Evaluated after the run: the test figure of the first seed" in section
+    assert "`evaluations` names the command and commit), of ZINC: GCN." in section
+
+    def refused(edit, why: str) -> None:
+        changed = json.loads(json.dumps(evaluated))
+        edit(changed)
+        path.write_text(json.dumps(changed))
+        with pytest.raises(rec.RecordError, match=why):
+            rec.read_records(into)
+
+    refused(lambda r: r["evaluations"][0]["metrics"].update(mae=0.1),
+            "evaluations\\[0\\]: seed 4565 test is .* in its run, .*0.1.* in the evaluation")
+    refused(lambda r: r["evaluations"][0].update(command="python evaluate_checkpoint.py "
+                                                         "results/graph/GIN_ZINC.pt"),
+            "its command is not python evaluate_checkpoint.py GCN_ZINC.pt")
+    refused(lambda r: r["evaluations"][0].update(commit="today"), "commit 'today' is not")
+    refused(lambda r: r["evaluations"][0].update(split="valid"), "with a split 'valid'")
+
+    def other_seed(r: dict) -> None:
+        r["seeds"], r["runs"][0]["seed"], r["evaluations"][0]["seed"] = [7432], 7432, 7432
+    refused(other_seed, "its checkpoint is seed 4565's, its evaluation says seed 7432")
 
 
 # ------------------------------------------------------------------------------- report
@@ -354,30 +455,73 @@ def _report_records(tmp_path: Path) -> Path:
 def test_the_report_marks_each_cell_and_counts_them(tmp_path):
     section, data = report.build(_report_records(tmp_path))
     assert section.startswith(report.BEGIN) and section.endswith(report.END + "\n")
+    rows = _rows(section)  # the node table has GIN in two setups: a Setup column
+    ours = {key[:2]: row for key, row in rows.items() if key[2:] in ((), ("published",))}
+    assert ours["GCN", "PUBMED"] == [".867 ± .004", "5", ".866 ± .005", "+0.2", "within 1σ",
+                                     "8,105"]
+    assert ours["SGC", "PUBMED"][:5] == [".872 ± .000", "5", ".866 ± .004", "+1.5", "within 2σ"]
+    assert ours["MLP", "PUBMED"][4] == "outside 2σ"
+    assert ours["GCN", "SBM_PATTERN"][:5] == [".850 ± .000", "1 of 5", ".855 ± .000", "", "n/c"]
+    # ZINC: our validation MAE (†) against the paper's test MAE .314 ± .009
+    assert ours["GCN", "ZINC"][:5] == [".400 ± .000†", "1 of 5", ".314 ± .009", "+9.6",
+                                       "outside 2σ†"]
+    # every cell of a table without a record is not run (node: DSGCN not implemented among
+    # them); a table with two setups has a counts line for each, the published one first
+    cells = {t: {s: sum(c.setup == s for c in load_table(t).cells)
+                 for s in ("published", "paper_text")} for t in ("node", "heterophily", "graph")}
+    node = ("Published setup: **Cells measured 4: within one std 1, within two 1, outside 1, not "
+            f"comparable 1; not run {cells['node']['published'] - 4} (1 not implemented).**")
+    node_text = ("Paper-text setup: **Cells measured 0: within one std 0, within two 0, outside "
+                 f"0; not run {cells['node']['paper_text']}.**")
+    assert node in section and node_text in section
+    assert section.index(node) < section.index(node_text)
+    assert ("\n**Cells measured 1: within one std 0, within two 0, outside 1; not run "
+            f"{cells['graph']['published'] - 1}.** († 1 of them") in section
+    for setup, label in (("published", "Published"), ("paper_text", "Paper-text")):
+        assert (f"{label} setup: **Cells measured 0: within one std 0, within two 0, outside 0; "
+                f"not run {cells['heterophily'][setup]}.**") in section
+    # the split and edges of each dataset and setup, the seeds, the std's ddof, the machine
+    assert ("SQUIRREL (published): random 60/20/20 split per seed, the stored, directed edge "
+            "list; SQUIRREL (paper text): random 50/25/25 split per seed, symmetrised "
+            "edges") in section
+    assert "- Seeds: 4565, 7432, 9823, 2113, 5812 (a cell with n < 5 ran the first n); ours is "\
+           "their mean ± std with ddof 0." in section
+    assert "- Machine: CPU: " in section
+    # the figure shows test figures only: ZINC's validation figure is not plotted
+    assert sorted(data) == ["PUBMED", "SBM_PATTERN"]
+    assert {p["model"]: (p["paper"], p["ours"], p["n"]) for p in data["PUBMED"]} == {
+        "GCN": (0.866, 0.867, 5), "SGC": (0.866, 0.872, 5), "MLP": (0.493, 0.9, 5)}
+
+
+def _rows(section: str) -> dict[tuple[str, ...], list[str]]:
+    """(model, dataset[, setup]) -> [ours, n, paper, Δ/σ, mark, #Param] of a report's rows."""
     rows = {}
     for line in section.splitlines():
         parts = [p.strip() for p in line.strip("|").split("|")]
-        if len(parts) == 8:
-            rows[parts[0], parts[1]] = parts[2:7]
-    assert rows["GCN", "PUBMED"] == [".867 ± .004", "5", ".866 ± .005", "+0.2", "within 1σ"]
-    assert rows["SGC", "PUBMED"] == [".872 ± .000", "5", ".866 ± .004", "+1.5", "within 2σ"]
-    assert rows["MLP", "PUBMED"][4] == "outside 2σ"
-    assert rows["GCN", "SBM_PATTERN"] == [".850 ± .000", "1 of 5", ".855 ± .000", "", "n/c"]
-    # ZINC: our validation MAE (†) against the paper's test MAE .314 ± .009
-    assert rows["GCN", "ZINC"] == [".400 ± .000†", "1 of 5", ".314 ± .009", "+9.6",
-                                   "outside 2σ†"]
-    # every cell of a table without a record is not run (node: DSGCN not implemented among
-    # them; setups, e.g. GIN on PubMed and the Squirrel cells, count once each)
-    cells = {t: len(load_table(t).cells) for t in ("node", "heterophily", "graph")}
-    assert ("**Cells measured 4: within one std 1, within two 1, outside 1, not comparable 1; "
-            f"not run {cells['node'] - 4} (1 not implemented).**") in section
-    assert ("**Cells measured 1: within one std 0, within two 0, outside 1; not run "
-            f"{cells['graph'] - 1}.** († 1 of them") in section
-    assert ("**Cells measured 0: within one std 0, within two 0, outside 0; not run "
-            f"{cells['heterophily']}.**") in section
-    assert sorted(data) == ["PUBMED", "SBM_PATTERN", "ZINC"]
-    assert {p["model"]: (p["paper"], p["ours"], p["n"]) for p in data["PUBMED"]} == {
-        "GCN": (0.866, 0.867, 5), "SGC": (0.866, 0.872, 5), "MLP": (0.493, 0.9, 5)}
+        if len(parts) in (9, 10) and parts[0] != "Model" and not parts[0].startswith("---"):
+            rows[tuple(parts[:len(parts) - 7])] = parts[-7:-1]
+    return rows
+
+
+def test_a_cell_measured_in_both_setups_has_a_row_and_a_counts_line_for_each(tmp_path):
+    out, into = tmp_path / "out", tmp_path / "results"
+    fake_cell(out, "node", "GIN", "PUBMED", PUBMED, [0.871] * 5)
+    fake_cell(out, "node", "GIN", "PUBMED", PUBMED, [0.885] * 5, cell="GIN_PUBMED_paper_text")
+    collect(out, into)
+    records = rec.read_records(into)["node"]
+    assert {k: r["setup"] for k, r in records.items()} == {
+        "GIN_PUBMED": "published", "GIN_PUBMED_paper_text": "paper_text"}
+    assert records["GIN_PUBMED"]["config"]["net_params"]["gin_release_forward"] is True
+    assert records["GIN_PUBMED_paper_text"]["config"]["net_params"]["gin_release_forward"] \
+        is False
+    section, _ = report.build(into)
+    rows = _rows(section)
+    assert list(rows) == [("GIN", "PUBMED", "published"), ("GIN", "PUBMED", "paper text")]
+    assert [r[0] for r in rows.values()] == [".871 ± .000", ".885 ± .000"]
+    published = section.index("Published setup: **Cells measured 1: within one std 1")
+    paper_text = section.index("Paper-text setup: **Cells measured 1: within one std 0, within "
+                               "two 0, outside 1")
+    assert published < paper_text
 
 
 def test_the_report_command_rewrites_only_its_section_and_the_figure(tmp_path):

@@ -19,6 +19,8 @@ STYLE = {"AUTOGCN": ("AutoGCN", "tab:blue", "o"), "GCN": ("GCN", "tab:orange", "
 YLABEL = {"acc": "test accuracy", "acc_release": "test accuracy (release)", "mae": "test MAE"}
 #: PNG text key holding the plotted numbers (tests compare them, not the image's bytes).
 FIGURE_KEY = "reproduction-data"
+#: Marker of a point by its cell's setup (scripts/tables/*.yaml).
+SETUP_MARKERS = {"published": "o", "paper_text": "^"}
 
 
 def pyplot() -> Any:
@@ -118,8 +120,8 @@ def plot_depth(results: str | os.PathLike | None = None,
 
 # ------------------------------------------------------------------------------- ours vs paper
 def draw_figure(data: dict[str, list[dict]], path: Path) -> None:
-    """One panel per dataset: ours (y) against the paper's (x), error bars for both; the
-    numbers go into the PNG's text under :data:`FIGURE_KEY`."""
+    """One panel per dataset: our test figure (y) against the paper's (x), error bars for both,
+    a marker per setup; the numbers go into the PNG's text under :data:`FIGURE_KEY`."""
     plt = pyplot()
     names = list(data) or ["(no records)"]
     models = list(dict.fromkeys(p["model"] for points in data.values() for p in points))
@@ -133,7 +135,8 @@ def draw_figure(data: dict[str, list[dict]], path: Path) -> None:
         points = data.get(name, [])
         for p in points:
             ax.errorbar(p["paper"], p["ours"], xerr=p["paper_std"], yerr=p["ours_std"],
-                        fmt="o", ms=4, capsize=2, color=colours[p["model"]],
+                        fmt=SETUP_MARKERS.get(p.get("setup"), "o"), ms=4, capsize=2,
+                        color=colours[p["model"]],
                         mfc="white" if p["n"] < EXPECTED_RUNS else colours[p["model"]])
         # the same range on both axes, so that the diagonal (ours = paper) is at 45 degrees
         lo = min(ax.get_xlim()[0], ax.get_ylim()[0])
@@ -142,15 +145,15 @@ def draw_figure(data: dict[str, list[dict]], path: Path) -> None:
         ax.set_xlim(lo, hi)
         ax.set_ylim(lo, hi)
         ax.set_aspect("equal")
-        split = {p["split"] for p in points}
-        ax.set_title(name + (" (ours: validation)" if split == {"val"} else ""), fontsize=10)
-        ax.set_xlabel("paper (mean ± std)")
-        ax.set_ylabel("ours (mean ± std)")
+        ax.set_title(name, fontsize=10)
+        ax.set_xlabel("paper, test (mean ± std)")
+        ax.set_ylabel("ours, test (mean ± std)")
     handles = [plt.Line2D([], [], marker="o", ls="", color=colours[m], label=m) for m in models]
     if handles:
         fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), 5), fontsize=8,
-                   frameon=False, title=f"hollow: fewer than {EXPECTED_RUNS} seeds; dashed: "
-                                        "ours = paper", title_fontsize=8)
+                   frameon=False, title=f"circle: published setup, triangle: paper-text "
+                                        f"setup; hollow: fewer than {EXPECTED_RUNS} seeds; "
+                                        "dashed: ours = paper", title_fontsize=8)
     fig.tight_layout(rect=(0, 0.17 if handles else 0, 1, 1))
     save(fig, path, 110, {FIGURE_KEY: json.dumps(data, sort_keys=True)})
 

@@ -3,11 +3,16 @@
 :mod:`scripts.report.cells` chooses. It keeps the fields of ``results.json`` in :data:`KEPT` and
 :data:`RUN_KEPT`, and adds ``commit`` (the project's own checkout's, ``+dirty`` when its tracked
 files differ, or ``--commit``), ``command`` (absolute paths replaced by ``DIR``, ``OUT``),
-``machine`` (``CPU: MODEL, N hardware threads`` or ``GPU: MODEL``, no host), ``io`` (the net's
-sizes, so that ``num_params`` can be rebuilt from the config) and ``seeds_protocol``. ZINC cells
-also keep their first seed's best checkpoint, ``<cell id>.pt``, its folders reset. A record is
-checked whenever it is written or read (:func:`check_record`): every figure it states must
-follow from its runs and its config.
+``config`` (the run's resolved config, its folders replaced alike), ``setup`` (its cell's:
+``published`` or ``paper_text``), ``machine`` (``CPU: MODEL, N hardware threads`` or ``GPU:
+MODEL``, no host), ``io`` (the net's sizes, so that ``num_params`` can be rebuilt from the
+config) and ``seeds_protocol``. ZINC cells also keep their first seed's best checkpoint, ``<cell
+id>.pt``, its folders reset. A figure measured after the run, by evaluating that checkpoint
+(``evaluate_checkpoint.py``), is in its run's ``final`` and named in ``evaluations``: its
+command, its commit, its split and the figure. A record is checked whenever it is written or
+read (:func:`check_record`): it must be a run of its cell's config (config identity, not its
+command re-read with today's config files), and every figure it states must follow from its
+runs, its config or an evaluation it names.
 """
 
 from __future__ import annotations
@@ -29,18 +34,21 @@ from typing import Any
 
 import torch
 
+from data.node_datasets import SPLIT_RATIOS
 from nets.gnn_net import NetIO
 from nets.registry import build_net, count_parameters
-from scripts.report.cells import EXPECTED_RUNS, CellResult, load_tables, table_results
-from scripts.sweep import ROOT, TABLES, Cell, Table, requested_runs, resolve, script_config
+from scripts import sweep
+from scripts.report.cells import EXPECTED_RUNS, CellResult, cell_result, column_metric, load_tables
+from scripts.sweep import ROOT, TABLES, Cell, Table, requested_runs, resolve
 from train.checkpoint import CheckpointError, load_checkpoint
 from train.errors import UsageError
-from train.run_folder import summarise, write_atomic
+from train.run_folder import CELL_FREE, difference, summarise, write_atomic
 
 RESULTS = ROOT / "results"
 #: The project's checkout: its commit is the one a record states.
 PROJECT = ROOT
-FORMAT = 1
+#: 2: ``config``, ``setup`` and ``evaluations`` (format 1 had none; its records were migrated).
+FORMAT = 2
 #: Datasets whose cells also get their first seed's best checkpoint (small nets, ~0.4 MB each).
 CHECKPOINT_DATASETS = ("ZINC",)
 MAX_CHECKPOINT_BYTES = 1_000_000
@@ -61,6 +69,9 @@ HOST_PATH = re.compile(r"(?<![\w.-])[\w.-]+:(?:/(?!/)|~)")
 #: A dotted host name (labels of two or more characters, the first a letter) or ``user@host``.
 HOST_NAME = re.compile(r"\b[A-Za-z][\w-]+(?:\.[A-Za-z][\w-]+)+\b|[\w.-]+@[\w.-]+")
 COMMIT = re.compile(r"[0-9a-f]{7,40}(\+dirty)?")
+#: What an evaluation of a record's checkpoint runs (``python`` + this + the checkpoint ...).
+EVALUATE = "evaluate_checkpoint.py"
+SPLITS = ("train", "val", "test")
 
 
 class RecordError(ValueError):
@@ -83,6 +94,22 @@ def generic_command(command: Sequence[str]) -> str:
         out.append(arg)
         previous = arg
     return shlex.join(out)
+
+
+def generic_config(cfg: dict[str, Any]) -> dict[str, Any]:
+    """A run's resolved config with every absolute path replaced as :func:`generic_command`
+    does (``out_dir``: ``OUT``, any other: ``DIR``); relative paths are kept, comments (``_``
+    keys, which no run reads) dropped."""
+    def walk(value: Any, key: str) -> Any:
+        if isinstance(value, dict):
+            return {k: walk(v, k) for k, v in value.items() if not str(k).startswith("_")}
+        if isinstance(value, list):
+            return [walk(v, key) for v in value]
+        if isinstance(value, str) and os.path.isabs(os.path.expanduser(value)):
+            return "OUT" if key == "out_dir" else "DIR"
+        return value
+
+    return walk(cfg, "")
 
 
 def git_commit(folder: Path) -> str | None:
@@ -141,9 +168,27 @@ def make_record(table: Table, res: CellResult, data: dict, runs: int, commit: st
     record["runs"] = [{k: r[k] for k in RUN_KEPT if k in r} for r in data.get("runs", [])]
     record["io"] = _first_checkpoint(res, data)["io"]
     record["command"] = generic_command(data.get("command") or [])
+    record["config"] = generic_config(data.get("config") or {})
+    record["setup"] = res.cell.setup
     record["commit"] = commit
     record["machine"] = machine or describe_machine(str(data.get("device", "cpu")))
     return record
+
+
+def with_evaluation(record: dict[str, Any], seed: int, split: str, metrics: dict[str, float],
+                    command: Sequence[str], commit: str) -> dict[str, Any]:
+    """``record`` with a figure measured after its run by evaluating its checkpoint
+    (``command``: ``evaluate_checkpoint.py CHECKPOINT ...``, paths replaced by ``DIR``):
+    ``metrics`` become seed ``seed``'s ``final[split]``, the evaluation is named in
+    ``evaluations`` and the summary is recomputed from the runs."""
+    out = json.loads(json.dumps(record))
+    run = next(r for r in out["runs"] if r["seed"] == seed)
+    run["final"][split] = dict(metrics)
+    out["evaluations"] = [*out.get("evaluations", []), {
+        "seed": seed, "split": split, "command": generic_command(command), "commit": commit,
+        "metrics": dict(metrics)}]
+    out["summary"] = summarise(out["runs"])
+    return out
 
 
 def _first_checkpoint(res: CellResult, data: dict) -> dict[str, Any]:
@@ -168,9 +213,33 @@ def portable_checkpoint(ckpt: dict[str, Any]) -> bytes:
 
 
 # ------------------------------------------------------------------------------- checking
-def _config_of(command: str, dataset: str) -> dict[str, Any]:
-    """The resolved config of a recorded command, parsed as its main script does."""
-    return script_config(dataset, shlex.split(command)[2:])
+def cell_config(table: str, cell: Cell, runs: int = EXPECTED_RUNS) -> dict[str, Any]:
+    """The config the sweep gives ``cell`` (its folders, devices and runs are free keys)."""
+    return sweep.script_config(cell.dataset, sweep.build_command(cell, table, "out", runs=runs)[2:])
+
+
+def _as_run(cfg: dict[str, Any]) -> dict[str, Any]:
+    """``cfg`` with a split ratio left to the dataset's default (``None``) stated as that
+    default (:data:`data.node_datasets.SPLIT_RATIOS`): the same split, given or not."""
+    data = cfg.get("data")
+    if not isinstance(data, dict) or data.get("split_ratio") is not None \
+            or cfg.get("dataset") not in SPLIT_RATIOS:
+        return cfg
+    return {**cfg, "data": {**data, "split_ratio": list(SPLIT_RATIOS[cfg["dataset"]])}}
+
+
+def config_problem(record: dict, table: str, cell: Cell) -> str | None:
+    """Why the record's ``config`` is not a run of its cell's config (the first key that
+    differs, the free keys aside: :data:`train.run_folder.CELL_FREE`), or ``None``."""
+    cfg = record.get("config")
+    if not isinstance(cfg, dict) or not cfg:
+        return "no config (a record states the run's resolved config)"
+    try:
+        wanted = cell_config(table, cell)
+    except ValueError as err:
+        return f"its cell's command is not its main script's: {' '.join(str(err).split())}"
+    why = difference(_as_run(cfg), _as_run(wanted), CELL_FREE)
+    return None if why is None else f"its config is another experiment's: {why}"
 
 
 def _strings(value: Any) -> Iterable[str]:
@@ -197,6 +266,10 @@ def record_problem(record: Any, table: str, cell_id: str, cells: dict[str, Cell]
             return f"{key} {record.get(key)!r}, but the cell {cell_id} is {getattr(cell, key)}"
     if record.get("table") != table or record.get("cell") != cell_id:
         return f"says it is {record.get('table')}/{record.get('cell')}"
+    if record.get("format") != FORMAT:
+        return f"format {record.get('format')!r}; this project reads format {FORMAT}"
+    if record.get("setup") != cell.setup:
+        return f"setup {record.get('setup')!r}, but the cell {cell_id} is {cell.setup}"
     seeds, runs = record.get("seeds"), record.get("runs")
     if not isinstance(seeds, list) or not seeds or not isinstance(runs, list):
         return "no seeds or no runs"
@@ -211,12 +284,13 @@ def record_problem(record: Any, table: str, cell_id: str, cells: dict[str, Cell]
     if requested_runs(shlex.split(command)) != len(seeds):
         return f"its command asks for {requested_runs(shlex.split(command))} runs, " \
                f"it holds {len(seeds)}"
-    try:
-        cfg = _config_of(command, cell.dataset)
-    except ValueError as err:
-        return f"its command is not its main script's: {' '.join(str(err).split())}"
-    if (cfg["model"], cfg["dataset"]) != (cell.model, cell.dataset):
-        return f"its command's config is {cfg['model']} on {cfg['dataset']}, not {cell_id}"
+    why = config_problem(record, table, cell)
+    if why:
+        return why
+    cfg = record["config"]
+    if (cfg.get("params") or {}).get("runs") != len(seeds):
+        return f"its config asks for {(cfg.get('params') or {}).get('runs')} runs, " \
+               f"it holds {len(seeds)}"
     try:
         params = count_parameters(build_net(cfg["model"], NetIO.from_dict(record["io"]),
                                             cfg["net_params"]))
@@ -281,12 +355,58 @@ def evidence_problem(record: dict) -> str | None:
             return f"summary {key or '(none)'} is {a!r}, but its runs give {b!r}"
     if not COMMIT.fullmatch(str(record.get("commit"))):
         return f"commit {record.get('commit')!r} is not a commit id"
+    why = evaluations_problem(record)
+    if why:
+        return why
     why = machine_problem(str(record.get("machine")))
     if why:
         return why
     remote = next((m.group(0) for s in _strings(record) if (m := HOST_PATH.search(s))), None)
     if remote is not None:
         return f"holds a host path ({remote[:60]})"
+    return None
+
+
+def evaluations_problem(record: dict) -> str | None:
+    """Why the record's ``evaluations`` (figures measured after the run from its checkpoint)
+    do not support its runs' figures, or ``None``. Each names its seed, split, ``command``
+    (``python evaluate_checkpoint.py <cell id>.pt ...``, the record's checkpoint), ``commit``
+    and ``metrics``, which must be that seed's ``final`` figures of that split exactly."""
+    evaluations = record.get("evaluations", [])
+    if not isinstance(evaluations, list):
+        return "evaluations: not a list"
+    by_seed = {r.get("seed"): r for r in record["runs"]}
+    for i, ev in enumerate(evaluations):
+        where = f"evaluations[{i}]"
+        if not isinstance(ev, dict) or set(ev) != {"seed", "split", "command", "commit",
+                                                   "metrics"}:
+            return f"{where}: expected seed, split, command, commit and metrics"
+        words = shlex.split(str(ev["command"]))
+        if words[:2] != ["python", EVALUATE] or len(words) < 3 \
+                or Path(words[2]).name != f"{record['cell']}.pt":
+            return f"{where}: its command is not python {EVALUATE} {record['cell']}.pt ..."
+        if not COMMIT.fullmatch(str(ev["commit"])):
+            return f"{where}: commit {ev['commit']!r} is not a commit id"
+        if ev["seed"] not in by_seed or ev["split"] not in SPLITS:
+            return f"{where}: no run of seed {ev['seed']!r} with a split {ev['split']!r}"
+        final = by_seed[ev["seed"]]["final"].get(ev["split"])
+        if not isinstance(ev["metrics"], dict) or not ev["metrics"] or final != ev["metrics"]:
+            return (f"{where}: seed {ev['seed']} {ev['split']} is {final!r} in its run, "
+                    f"{ev['metrics']!r} in the evaluation")
+    return None
+
+
+def checkpoint_problem(record: dict, path: Path) -> str | None:
+    """Why the checkpoint an evaluation of ``record`` (at ``path``) names is not beside it, or
+    is not its seed's; ``None`` without evaluations."""
+    ckpt_path = path.with_suffix(".pt")
+    for ev in record.get("evaluations", []):
+        try:
+            seed = load_checkpoint(ckpt_path).get("seed")
+        except CheckpointError as err:
+            return f"its evaluation's checkpoint: {' '.join(str(err).split())}"
+        if seed != ev["seed"]:
+            return f"its checkpoint is seed {seed}'s, its evaluation says seed {ev['seed']}"
     return None
 
 
@@ -302,7 +422,8 @@ def read_record(path: Path, cells: dict[str, Cell]) -> dict[str, Any]:
         record = json.loads(path.read_text())
     except (OSError, ValueError) as err:
         raise RecordError(f"{path}: unreadable ({' '.join(str(err).split())})") from None
-    why = check_record(record, path.parent.name, path.stem, cells)
+    why = check_record(record, path.parent.name, path.stem, cells) \
+        or checkpoint_problem(record, path)
     if why:
         raise RecordError(f"{_shown(path)}: {why}")
     return record
@@ -377,7 +498,11 @@ def collect_records(results: str | os.PathLike, tables: Sequence[str], into: Pat
         raise UsageError(f"--{why}")
     refused, tally = 0, {}  # what happened -> how many cells
     for table in load_tables(tables):
-        for res in table_results(table, resolve(results), runs, extra=extra).values():
+        cols = {str(c.get("name")): c for c in table.columns}
+        # every cell, both setups of a row and column (table_results keeps one per place)
+        for res in (cell_result(cell, resolve(results) / table.name / cell.id,
+                                column_metric(cols.get(cell.column, {}), cell), runs, extra)
+                    for cell in table.cells):
             if res.state == "not implemented":
                 continue
             try:
