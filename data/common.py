@@ -3,7 +3,7 @@
 Every loader in ``data/`` returns a :class:`GraphDataset`: three :class:`GraphSplit` objects
 (a split that is not available is ``None``) plus the sizes a net needs. Conventions:
 
-* graphs are :class:`~data.graph.Graph` objects; node input features live in
+* graphs are :class:`~autogcn.graph.Graph` objects; node input features live in
   ``g.ndata['feat']`` (integer ids for SBM/ZINC, floats otherwise), edge features, where a
   dataset has them, in ``g.edata['feat']``;
 * each sample's target is a tensor with a leading dimension that concatenates across a batch:
@@ -24,7 +24,7 @@ from typing import Any
 import torch
 from torch.utils.data import Dataset
 
-from data.graph import Graph
+from autogcn.graph import Graph
 
 
 class DataError(RuntimeError):

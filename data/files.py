@@ -47,8 +47,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from autogcn.graph import Graph
 from data.common import DataError, one_line
-from data.graph import Graph
 from data.interop import download, from_pyg, require_pyg
 
 FREE_SPACE = "free some space there"

@@ -3,7 +3,7 @@
 Adapters (DGL and PyG are optional; nothing here imports them at module level):
 
 * :func:`from_dgl` turns a homogeneous ``dgl.DGLGraph`` (single or batched) into a
-  :class:`~data.graph.Graph`: its edges (int64), every ``ndata``/``edata`` tensor under the same
+  :class:`~autogcn.graph.Graph`: its edges (int64), every ``ndata``/``edata`` tensor under the same
   key, and the per-graph node and edge counts of a batch.
 * :func:`to_dgl` goes the other way (same edges, features and batch counts). It imports DGL when
   called; without DGL it raises :class:`MissingDependency` in one line naming
@@ -31,8 +31,8 @@ from typing import Any, TypeVar
 
 import torch
 
+from autogcn.graph import Graph
 from data.common import DataError, one_line
-from data.graph import Graph
 
 DGL_HINT = ("it is in the DGL profile: bash scripts/setup.sh --dgl, then run with "
             ".venv-dgl/bin/python")

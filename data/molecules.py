@@ -16,7 +16,7 @@ Two sources:
   rule (``bond_type.nonzero()``, so the same edge order); its atom types come as ``x`` (N, 1)
   (``z`` (N,) in old PyG releases) and become ``(N,)`` here, bond types ``edge_attr`` (E,).
 
-Graphs (:class:`~data.graph.Graph`): ``g.ndata['feat']`` = atom type (int64 ``(N,)``,
+Graphs (:class:`~autogcn.graph.Graph`): ``g.ndata['feat']`` = atom type (int64 ``(N,)``,
 vocabulary 28), one directed edge per nonzero entry of ``bond_type`` in row-major order (the
 matrix is symmetric, so every bond appears in both directions, as the benchmark stored it),
 ``g.edata['feat']`` = bond type (int64 ``(E,)``, 1..3; vocabulary 4 with 0 = none). Targets are
@@ -36,8 +36,8 @@ from pathlib import Path
 
 import torch
 
+from autogcn.graph import Graph
 from data.common import DataError, GraphDataset, GraphSplit, check_graph_split, one_line
-from data.graph import Graph
 from data.interop import download, from_dgl, from_pyg, require_dgl, require_pyg
 
 log = logging.getLogger(__name__)

@@ -3,7 +3,7 @@
 Every loader returns a :class:`NodeDataset` with the same conventions, so the training code can
 treat the four datasets alike:
 
-* ``graph`` is a :class:`~data.graph.Graph`: symmetric, no self-loops, no duplicate edges, int64
+* ``graph`` is a :class:`~autogcn.graph.Graph`: symmetric, no self-loops, no duplicate edges, int64
   ids sorted by (src, dst), on the CPU. AutoGCN never adds self-loops (spec section 4); models
   that want them (GCN/GAT/SGC with ``self_loop``) add them themselves.
 * ``features`` is float32 ``(N, F)``. Where the source is sparse (PubMed TF-IDF, Squirrel binary
@@ -56,13 +56,13 @@ import scipy.sparse as sp
 import torch
 from torch import Tensor
 
+from autogcn.graph import Graph
 from data.common import (
     DEFAULT_DATA_ROOT,
     DataError,
     check_finite,
     check_range,
 )
-from data.graph import Graph
 
 NODE_DATASETS = ("PUBMED", "SQUIRREL", "SQUIRREL_FILTERED", "ARXIV_YEAR", "YELPCHI")
 # Which ``source`` values each dataset accepts (the first is the default).

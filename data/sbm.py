@@ -4,7 +4,7 @@ benchmarking-gnns notebooks (spec section 4, "SBM generation").
 Every graph is a stochastic block model: community sizes are uniform integers in ``[5, 35)``,
 each unordered node pair ``i < j`` is linked with probability ``p`` (same community) or ``q``
 (different communities), edges are stored in both directions, there are no self-loops, and the
-nodes are randomly permuted at the end. Graphs are :class:`~data.graph.Graph` objects:
+nodes are randomly permuted at the end. Graphs are :class:`~autogcn.graph.Graph` objects:
 ``g.ndata['feat']`` holds integer feature ids and ``g.ndata['label']`` the node classes (both
 int64 of shape ``(N,)``); there are no edge features (no net reads them).
 
@@ -82,9 +82,9 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from autogcn.graph import Graph
 from data.common import DataError, GraphDataset, GraphSplit, check_graph_split
 from data.files import FileSet, GraphPack, PackError, pyg_benchmark, smallest_uint, unpack_graphs
-from data.graph import Graph
 from data.interop import download, from_dgl, require_dgl
 
 logger = logging.getLogger(__name__)

@@ -89,6 +89,7 @@ from scipy.spatial.distance import cdist
 from skimage.segmentation import slic
 from tqdm.auto import tqdm
 
+from autogcn.graph import Graph
 from data.common import (
     DataError,
     GraphDataset,
@@ -98,7 +99,6 @@ from data.common import (
     check_range,
 )
 from data.files import FileSet, GraphPack, PackError, pack_graphs, pyg_benchmark, unpack_graphs
-from data.graph import Graph
 from data.interop import download, from_dgl, require_dgl
 
 log = logging.getLogger(__name__)

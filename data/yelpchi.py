@@ -9,11 +9,11 @@ import scipy.sparse as sp
 import torch
 from torch import Tensor
 
+from autogcn.graph import Graph
 from data.common import (
     DataError,
     one_line,
 )
-from data.graph import Graph
 from data.interop import download, require_dgl
 from data.node_datasets import (
     NUM_CLASSES,

@@ -41,8 +41,8 @@ import math
 import torch
 from torch import nn
 
-from data.graph import Graph
-from layers.propagation import propagate
+from autogcn.graph import Graph
+from autogcn.propagation import propagate
 
 AP_MODES = ("one_hop", "adaptive")
 # Another accepted spelling of a mode, by provenance ("release": the authors' code), so that

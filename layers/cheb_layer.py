@@ -41,9 +41,9 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from data.graph import Graph
+from autogcn.graph import Graph
+from autogcn.propagation import cheaper_to_propagate_first, propagate
 from layers.post_processing import PostProcess
-from layers.propagation import cheaper_to_propagate_first, propagate
 
 
 class ChebLayer(nn.Module):

@@ -37,7 +37,7 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from data.graph import Graph
+from autogcn.graph import Graph
 from layers.post_processing import PostProcess
 from layers.propagation import edge_softmax, weighted_aggregate
 

@@ -22,7 +22,7 @@ compare the models). With ``source_degree="out"`` it equals DGL 2.x's
 ``tests/test_dgl_parity.py``. It keeps DGL's weight (``conv.weight``, shape ``(in, out)``,
 Glorot-uniform) and its order (project first when the output is narrower, and for sparse inputs,
 which are never densified). The degree factors are computed in the feature dtype (see
-:mod:`layers.propagation`). ``conv(g, x)`` takes a :class:`~data.graph.Graph` or a PyG-style
+:mod:`layers.propagation`). ``conv(g, x)`` takes a :class:`~autogcn.graph.Graph` or a PyG-style
 ``(2, E)`` edge index as ``g``, and an optional ``edge_weight`` (weighted degrees). The bias
 lives in the layer and is added after the aggregation.
 Parameters: ``in·out + out`` (+ ``2·out`` BatchNorm, always allocated as in the release).
@@ -38,14 +38,14 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from data.graph import Graph
-from layers.post_processing import PostProcess
-from layers.propagation import (
+from autogcn.graph import Graph
+from autogcn.propagation import (
     SOURCE_DEGREES,
     as_graph,
     cheaper_to_propagate_first,
     normalized_adjacency,
 )
+from layers.post_processing import PostProcess
 
 
 class GraphConv(nn.Module):

@@ -49,7 +49,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from data.graph import Graph
+from autogcn.graph import Graph
 from layers.post_processing import PostProcess, activation_name
 from layers.propagation import aggregate
 

@@ -1,8 +1,9 @@
 r"""Message passing over a :class:`~autogcn.graph.Graph`: every layer's aggregation, in plain torch.
 
 The degree-normalised propagation of AutoGCN, GCN, ChebNet, SGC and APGCN
-(:class:`Adjacency`, :func:`normalized_adjacency`, :func:`propagate`) lives in the installable
-package, :mod:`autogcn.propagation`, and is re-exported here for the benchmark's layers.
+(:class:`~autogcn.propagation.Adjacency`, :func:`~autogcn.propagation.normalized_adjacency`,
+:func:`~autogcn.propagation.propagate`) lives in the installable package,
+:mod:`autogcn.propagation`; the layers import it from there.
 
 The other aggregations over incoming edges: :func:`aggregate` (sum, mean or max of the
 neighbours' features: GIN, GraphSAGE), :func:`weighted_aggregate` (a weight per edge and head:
@@ -18,22 +19,13 @@ from torch import Tensor
 
 from autogcn.graph import Graph
 from autogcn.propagation import (
-    SOURCE_DEGREES,
     Adjacency,
-    as_graph,
-    cheaper_to_propagate_first,
-    degree_scale,
     factor_dtype,
-    normalized_adjacency,
-    propagate,
 )
 from layers.autograd_functions import EdgeWeightedSum, SegmentMax
 
 READOUTS = ("mean", "sum", "max")
 
-__all__ = ["READOUTS", "SOURCE_DEGREES", "Adjacency", "aggregate", "aggregate_edges", "as_graph",
-           "cheaper_to_propagate_first", "degree_scale", "edge_softmax", "normalized_adjacency",
-           "propagate", "readout", "scatter_amax", "weighted_aggregate"]
 
 
 def aggregate(g: Graph, x: Tensor, how: str = "sum") -> Tensor:

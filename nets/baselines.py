@@ -28,7 +28,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from data.graph import Graph
+from autogcn.graph import Graph
+from autogcn.propagation import propagate
 from layers.ap_layer import AdaptivePropagation
 from layers.cheb_layer import ChebLayer
 from layers.gat_layer import GATLayer
@@ -37,8 +38,8 @@ from layers.gin_layer import GINLayer
 from layers.gmm_layer import GMMLayer
 from layers.graphsage_layer import GraphSageLayer
 from layers.mlp_readout_layer import MLPReadout
-from layers.propagation import propagate
-from nets.components import LayerStack, graph_readout, make_encoder
+from layers.propagation import readout
+from nets.components import LayerStack, make_encoder
 from nets.gnn_net import NetIO
 from nets.registry import register
 
@@ -103,7 +104,7 @@ class StackNet(nn.Module):
             h = self.encoder(h)
         h = self.stack(g, feature_dropout(self.in_feat_dropout, h), snorm_n)
         if self.io.level == "graph":
-            h = graph_readout(g, h, self.readout)
+            h = readout(g, h, self.readout)
         return self.head(h) if self.head is not None else h
 
 
@@ -178,7 +179,7 @@ class GINNet(nn.Module):
         h = self.in_feat_dropout(self.encoder(h))
         hidden = self.stack(g, h, snorm_n, return_all=True)
         if self.io.level == "graph":
-            hidden = [graph_readout(g, x, self.readout) for x in hidden]
+            hidden = [readout(g, x, self.readout) for x in hidden]
         return sum(lin(x) for lin, x in zip(self.predictions, hidden))
 
 
@@ -251,7 +252,7 @@ class MLPNet(nn.Module):
         if self.gates is not None:
             h = torch.sigmoid(self.gates(h)) * h
         if self.io.level == "graph":
-            h = graph_readout(g, h, self.readout)
+            h = readout(g, h, self.readout)
         return self.head(h)
 
 
@@ -338,7 +339,7 @@ class SGCNet(nn.Module):
         h = self.chain(self.in_feat_dropout(self.encoder(h)))
         h = self.prop(g, h)
         if self.io.level == "graph":
-            h = graph_readout(g, h, self.readout)
+            h = readout(g, h, self.readout)
         return self.head(h) if self.head is not None else h
 
 
@@ -385,7 +386,7 @@ class APGCNNet(nn.Module):
             h = self.in_feat_dropout(self.encoder(h))
         h, self.steps, self.remainders = self.prop(g, self.chain(h))
         if self.io.level == "graph":
-            h = graph_readout(g, h, self.readout)
+            h = readout(g, h, self.readout)
         return self.head(h) if self.head is not None else h
 
     def auxiliary_loss(self) -> torch.Tensor | float:

@@ -1,12 +1,12 @@
-"""Pieces every net is composed from: input encoders, the layer stack and graph readouts."""
+"""Pieces every net is composed from: input encoders and the layer stack (graph readouts:
+:func:`layers.propagation.readout`)."""
 
 from __future__ import annotations
 
 import torch
 from torch import nn
 
-from data.graph import Graph
-from layers.propagation import readout
+from autogcn.graph import Graph
 
 
 def make_encoder(kind: str, in_dim: int, hidden_dim: int) -> nn.Module:
@@ -16,11 +16,6 @@ def make_encoder(kind: str, in_dim: int, hidden_dim: int) -> nn.Module:
     if kind == "linear":
         return nn.Linear(in_dim, hidden_dim)
     raise ValueError(f"unknown encoder kind {kind!r}")
-
-
-def graph_readout(g: Graph, h: torch.Tensor, how: str = "mean") -> torch.Tensor:
-    """One vector per graph of a batch: the mean, sum or max of its node features."""
-    return readout(g, h, how)
 
 
 class LayerStack(nn.Module):

@@ -15,9 +15,10 @@ from typing import Any
 import torch
 from torch import nn
 
-from data.graph import Graph
+from autogcn.graph import Graph
 from layers.mlp_readout_layer import MLPReadout
-from nets.components import LayerStack, graph_readout, make_encoder
+from layers.propagation import readout
+from nets.components import LayerStack, make_encoder
 
 
 @dataclass(frozen=True)
@@ -75,5 +76,5 @@ class GNNNet(nn.Module):
             h = self.in_feat_dropout(self.encoder(h))
         h = self.stack(g, h, snorm_n)
         if self.io.level == "graph":
-            h = graph_readout(g, h, self.readout)
+            h = readout(g, h, self.readout)
         return self.head(h) if self.head is not None else h

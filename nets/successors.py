@@ -23,7 +23,7 @@ import torch
 from torch import nn
 
 from autogcn import BernNetProp, ChebNetIIProp, GPRGNNProp, JacobiConvProp, OptBasisProp
-from data.graph import Graph
+from autogcn.graph import Graph
 from layers.poly_filter import PolyFilterLayer, PolynomialFilter
 from nets.baselines import LinearChain
 from nets.gnn_net import GNNNet, NetIO

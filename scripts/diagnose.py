@@ -64,9 +64,9 @@ with startup():
     import numpy as np
     import torch
 
+    from autogcn.graph import Graph
     from data.common import GraphDataset
     from data.files import write_atomic
-    from data.graph import Graph
     from data.loaders import GRAPH_SOURCES, SOURCE_CHOICES, load_graph_dataset, load_node_data
     from data.node_datasets import SPLIT_RATIOS, NodeDataset, random_split
     from data.sbm import SBM_NAMES, SBM_VARIANT_ALIASES, SBM_VARIANTS, check_variant

@@ -93,7 +93,7 @@ import scipy.linalg
 import scipy.sparse as sp
 from torch import Tensor
 
-from data.graph import Graph
+from autogcn.graph import Graph
 
 BANDS: tuple[tuple[str, float, float], ...] = (
     ("low", 0.0, 2.0 / 3.0), ("mid", 2.0 / 3.0, 4.0 / 3.0), ("high", 4.0 / 3.0, 2.0))

@@ -134,7 +134,7 @@ def _graphs(device: str):
     graph and an empty graph, on ``device`` and on the CPU."""
     import torch
 
-    from data.graph import Graph
+    from autogcn.graph import Graph
 
     gen = torch.Generator().manual_seed(1)
     parts = []

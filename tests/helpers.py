@@ -10,7 +10,7 @@ import types
 
 import torch
 
-from data.graph import Graph
+from autogcn.graph import Graph
 
 
 def rand_graph(n: int, m: int, seed: int = 0) -> Graph:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from data.graph import Graph
+from autogcn.graph import Graph
 from layers.autogcn_layer import GATES, MODES, AutoGCNConv, AutoGCNLayer
 from layers.cheb_layer import ChebLayer
 from layers.gat_layer import GATLayer

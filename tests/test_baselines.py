@@ -5,8 +5,8 @@ import pytest
 import torch
 from torch.nn import functional as F
 
+from autogcn.graph import Graph
 from data.common import collate_graphs
-from data.graph import Graph
 from layers.ap_layer import AdaptivePropagation, ap_propagate
 from layers.cheb_layer import ChebLayer
 from layers.gat_layer import GATConv, GATLayer

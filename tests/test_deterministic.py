@@ -16,7 +16,7 @@ import pytest
 import torch
 
 import train.runner as runner
-from data.graph import Graph
+from autogcn.graph import Graph
 from layers import propagation as P
 from train.loop import GraphBatches, init_worker
 from train.tasks import SBM

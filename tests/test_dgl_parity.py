@@ -47,7 +47,7 @@ import pytest
 import torch
 from torch import nn
 
-from data.graph import Graph
+from autogcn.graph import Graph
 from layers import ap_layer
 from layers.ap_layer import AdaptivePropagation, ap_propagate
 from layers.gat_layer import GATConv

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from data.graph import Graph
+from autogcn.graph import Graph
 from scripts import diagnose, learned_filters
 from scripts import diagnostics as dg
 from tests.data_writers import write_squirrel

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 import torch
 
-from data.graph import Graph
+from autogcn.graph import Graph
+from autogcn.propagation import normalized_adjacency
 from layers.cheb_layer import ChebLayer
-from layers.propagation import normalized_adjacency
 from scripts import diagnose, learned_filters
 from tests.data_writers import write_squirrel
 from train import runner

@@ -16,9 +16,9 @@ import re
 import pytest
 import torch
 
-from data.graph import Graph
+from autogcn.graph import Graph
+from autogcn.propagation import propagate
 from layers.autogcn_layer import AutoGCNConv, AutoGCNLayer
-from layers.propagation import propagate
 from scripts import gpu_check
 from tests.helpers import rand_graph
 

@@ -5,8 +5,8 @@ import pickle
 import pytest
 import torch
 
+from autogcn.graph import Graph
 from data.common import collate_graphs, graph_size_norm
-from data.graph import Graph
 from tests.helpers import rand_graph
 
 

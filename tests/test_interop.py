@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import torch
 
+from autogcn.graph import Graph
 from data import interop, loaders
 from data.common import DataError
 from data.files import (
@@ -24,7 +25,6 @@ from data.files import (
     unpack_graphs,
     write_graph_pack,
 )
-from data.graph import Graph
 from data.interop import MissingDependency, from_pyg
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from autogcn.graph import Graph
 from data.common import DataError, collate_graphs
-from data.graph import Graph
 from data.molecules import load_zinc, molecule_to_graph, zinc_statistics
 from tests.data_writers import molecule as _molecule
 from tests.data_writers import write_zinc as _write

@@ -22,9 +22,9 @@ import scipy.io as sio
 import scipy.sparse as sp
 import torch
 
+from autogcn.graph import Graph
 from data.arxiv_year import even_quantile_labels
 from data.common import DataError
-from data.graph import Graph
 from data.loaders import load_node_dataset
 from data.node_datasets import (
     NODE_DATASETS,

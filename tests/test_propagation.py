@@ -9,19 +9,11 @@ import numpy as np
 import pytest
 import torch
 
+from autogcn.graph import Graph
+from autogcn.propagation import Adjacency, degree_scale, normalized_adjacency, propagate
 from autogcn.sparse import CSR_BETA_NOTICE, CSR_INVARIANTS_NOTICE, csr_matrix, sparse_mm
-from data.graph import Graph
 from layers.gcn_layer import GraphConv
-from layers.propagation import (
-    Adjacency,
-    aggregate,
-    degree_scale,
-    edge_softmax,
-    normalized_adjacency,
-    propagate,
-    readout,
-    weighted_aggregate,
-)
+from layers.propagation import aggregate, edge_softmax, readout, weighted_aggregate
 
 
 def directed_multigraph() -> Graph:
@@ -265,7 +257,7 @@ def test_importing_the_package_leaves_warning_filters_alone():
 
 def test_csr_notice_is_silenced_only_where_the_project_makes_csr_tensors():
     setup = ("import warnings, torch; warnings.simplefilter('error'); "
-             "from layers.propagation import propagate; from data.graph import Graph; ")
+             "from autogcn.propagation import propagate; from autogcn.graph import Graph; ")
     ours = run_python(setup + "propagate(Graph([0, 1], [1, 0]), torch.ones(2, 1))")
     assert ours.returncode == 0, ours.stderr  # no warning escaped the project's own CSR tensors
     theirs = run_python(setup + "torch.sparse_csr_tensor(torch.tensor([0, 1]), torch.tensor([0]),"

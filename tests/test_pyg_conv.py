@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from autogcn.propagation import normalized_adjacency
 from layers.autogcn_layer import AutoGCNConv, AutoGCNLayer
-from layers.propagation import normalized_adjacency
 from tests.conftest import real_data_dir
 from tests.helpers import rand_graph, run_in_own_group
 from tests.test_autogcn_layer import bare, dense_filters, random_symmetric_graph
@@ -80,7 +80,7 @@ def test_conv_on_pyg_data_equals_the_eigendecomposition():
 
 def dense_operator(edge_index: torch.Tensor, n: int, weight: torch.Tensor | None) -> torch.Tensor:
     """AutoGCN's normalised adjacency as a dense ``(N, N)`` matrix (rows: destinations)."""
-    from data.graph import Graph
+    from autogcn.graph import Graph
 
     op = normalized_adjacency(Graph.from_edge_index(edge_index, n), edge_weight=weight)
     return op.matrices(torch.float64)[0].to_dense()

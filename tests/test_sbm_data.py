@@ -21,10 +21,10 @@ import numpy as np
 import pytest
 import torch
 
+from autogcn.graph import Graph
 from data import sbm
 from data.common import DataError, collate_graphs
 from data.files import WriteError, read_graph_pack, write_graph_pack
-from data.graph import Graph
 from data.sbm import (
     SBM_NAMES,
     generate_sbm_sample,

@@ -11,8 +11,7 @@ import torch
 
 from data.node_datasets import SPLIT_MODES, balanced_split, check_split_sizes, get_split
 from train.config import ConfigError, load_config, validate
-from train.stopping import EarlyStopping
-from train.tasks import NODE
+from train.tasks import NODE, EarlyStopping
 
 ROOT = Path(__file__).resolve().parent.parent
 

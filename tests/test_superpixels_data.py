@@ -19,9 +19,9 @@ import pytest
 import torch
 
 import data.superpixels as sp
+from autogcn.graph import Graph
 from data.common import DataError, collate_graphs
 from data.files import read_graph_pack, write_graph_pack
-from data.graph import Graph
 from tests.data_writers import idx_bytes as _idx_bytes
 from tests.data_writers import write_idx as _write_idx
 from tests.data_writers import write_mnist as _write_mnist

@@ -28,7 +28,7 @@ from data.files import write_atomic
 from nets.gnn_net import NetIO
 from nets.registry import build_net
 from train.errors import CheckpointError, first_line
-from train.stopping import EarlyStopping
+from train.tasks import EarlyStopping
 
 REQUIRED = ("state_dict", "config", "io")
 

@@ -30,8 +30,7 @@ from nets.registry import GROUP_SETTINGS, MODELS, build_net, uses_self_loops
 from train.compilation import ALIASES as COMPILE_ALIASES
 from train.compilation import SETTINGS as COMPILE_SETTINGS
 from train.errors import ConfigError
-from train.stopping import EARLY_STOP_RULES
-from train.tasks import Task, task_for_dataset
+from train.tasks import EARLY_STOP_RULES, Task, task_for_dataset
 
 
 @dataclass(frozen=True)
@@ -120,7 +119,7 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "early_stop": _choice("none", "which epoch's weights are kept and when a run stops "
                                       "early: none (the release), val_loss_window (GPR-GNN, "
                                       "BernNet, ChebNetII), val_metric_patience (JacobiConv) or "
-                                      "val_metric_strict (OptBasisGNN); train/stopping.py",
+                                      "val_metric_strict (OptBasisGNN); train/tasks.py",
                              EARLY_STOP_RULES),
         "early_stop_patience": _int(200, "epochs for early_stop (the papers use 200)", 1),
         "deterministic": _bool(False, "repeatable runs: the same seed on the same device gives "

@@ -1,9 +1,10 @@
 """The experiment behind every ``main_*.py`` script: the command line and config, the device,
 the data, then ``runs`` seeds with the release's protocol (Adam + ReduceLROnPlateau on the
-validation loss, the best-validation weights kept; other rules: :mod:`train.stopping`), each
-seed's files in one run folder (:mod:`train.run_folder`). Statuses, exit codes, interrupts and
-``--resume``: docs/reproducing.md. Whichever way a run ends, its writer, progress bar, loader
-workers and log file are closed.
+validation loss, the best-validation weights kept; other rules:
+:class:`train.tasks.EarlyStopping`), each seed's files in one run folder
+(:mod:`train.run_folder`). Statuses, exit codes, interrupts and ``--resume``:
+docs/reproducing.md. Whichever way a run ends, its writer, progress bar, loader workers and log
+file are closed.
 """
 
 from __future__ import annotations
@@ -48,8 +49,7 @@ from train.errors import (
 from train.interrupts import Interrupted, as_interrupted, check, deferred
 from train.loop import FullGraph, GraphBatches
 from train.run_folder import ResumePoint, RunFolder, check_out_dir, open_run, run_config
-from train.stopping import EarlyStopping
-from train.tasks import Task
+from train.tasks import EarlyStopping, Task
 
 log = logging.getLogger("autogcn")
 

@@ -23,10 +23,10 @@ from collections.abc import Callable, Sequence
 
 import torch
 
+from autogcn.propagation import normalized_adjacency
 from data.common import collate_graphs
 from layers.autogcn_layer import AutoGCNLayer
 from layers.gcn_layer import GCNLayer
-from layers.propagation import normalized_adjacency
 from scripts import cli
 from scripts.bench.timing import add_clock, add_device, described, rotated_rounds, set_clock, timed
 from train import compilation

@@ -1,5 +1,5 @@
-"""What saving a run's state after every epoch (``--resume``, train/resume.py) costs, against the
-epoch it follows.
+"""What saving a run's state after every epoch (``--resume``, train/run_folder.py) costs,
+against the epoch it follows.
 
     OMP_NUM_THREADS=1 python -m scripts.bench state --zinc_dir DIR [--max_graphs 1000]
         [--sbm_graphs 100] [--epochs 3] [--device cpu|cuda]
