@@ -1,6 +1,6 @@
 """AutoGCN in a PyTorch Geometric model: AutoGCNConv beside GCNConv on PubMed, same split.
 
-    python examples/pyg_autogcn.py --root DIR [--split random|public] [--epochs 200]
+    python -m examples.pyg_autogcn --root DIR [--split random|public] [--epochs 200]
                                    [--hidden 16] [--seed 0] [--log-every 20] [--add-self-loops]
                                    [--learn-edge-weights] [--explain NODE [--explain-epochs 100]]
 
@@ -30,7 +30,8 @@ with PyG's ``GNNExplainer`` (``--explain-epochs`` steps): it prints how many edg
 weighs and the five it weighs most.
 
 The layer comes from the installable package (``pip install .`` in the repository, then
-``from autogcn import AutoGCNConv``); run from a checkout, the repository root is used.
+``from autogcn import AutoGCNConv``); from a checkout, run it from the repository root with
+``python -m examples.pyg_autogcn``, which finds the package there.
 """
 
 from __future__ import annotations
@@ -47,9 +48,9 @@ import torch.nn.functional as F
 
 try:
     from autogcn import AutoGCNConv
-except ImportError:  # not installed: the checkout this example lives in
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from autogcn import AutoGCNConv
+except ImportError:  # neither installed nor run from the checkout's root
+    sys.exit("error: autogcn is not importable: pip install . in the repository, or run this "
+             "example from its root as python -m examples.pyg_autogcn")
 
 RAW_FILES = [f"ind.pubmed.{part}" for part in
              ("x", "tx", "allx", "y", "ty", "ally", "graph", "test.index")]

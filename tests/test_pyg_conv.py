@@ -24,7 +24,6 @@ from torch_geometric.nn.conv.gcn_conv import gcn_norm  # noqa: E402
 from torch_geometric.utils import to_dense_adj  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLE = ROOT / "examples" / "pyg_autogcn.py"
 
 
 def pyg_model() -> Sequential:
@@ -113,7 +112,8 @@ def test_normalisation_is_gcn_norm_without_self_loops_where_every_sender_receive
 # ------------------------------------------------------------------ the example
 def run_example(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
     """The example in its own process group, killed whole on timeout."""
-    return run_in_own_group([sys.executable, str(EXAMPLE), *args], timeout, cwd=ROOT)
+    return run_in_own_group([sys.executable, "-m", "examples.pyg_autogcn", *args], timeout,
+                            cwd=ROOT)
 
 
 def test_example_refuses_a_root_without_the_raw_files(tmp_path):

@@ -17,6 +17,7 @@ SUBCOMMANDS = {
     "models": ("scripts.bench.models", "every model's training epoch relative to GCN's"),
     "layers": ("scripts.bench.layers", "one AutoGCN and one GCN layer against their floors"),
     "state": ("scripts.bench.state", "what saving a run's state after every epoch costs"),
+    "conv": ("scripts.bench.conv", "AutoGCNConv beside PyG's GCNConv on PubMed, and its floor"),
 }
 PROG = "python -m scripts.bench"
 
