@@ -328,3 +328,31 @@ def test_the_sweep_continues_an_interrupted_cell(data, tmp_path):
     res = json.loads((run_dir / "results.json").read_text())
     assert res["status"] == "complete" and res["resumed"][0]["after_epoch"] == 1
     assert res["runs"][0]["epochs"] == 3
+
+
+def test_a_run_recorded_by_an_older_version_resumes_and_counts_as_the_same(data, tmp_path,
+                                                                           monkeypatch):
+    """A run folder written before a key was added (absent from its config) or a default
+    changed (every key is recorded, at its version's default) is the same experiment: it
+    resumes, and ``latest`` counts it as the request's. A key that changes the result does
+    count."""
+    from train.config import load_config
+    from train.run_folder import CELL_FREE, difference, latest
+
+    run_dir = _interrupted_in_process("zinc", data, tmp_path / "out", monkeypatch)
+    for name in ("config.json", "results.json"):
+        path = run_dir / name
+        saved = json.loads(path.read_text())
+        cfg = saved if name == "config.json" else saved["config"]
+        del cfg["net_params"]["gin_release_forward"]  # a key added since
+        cfg["net_params"]["gin_output_layer"] = True  # the default before it
+        path.write_text(json.dumps(saved))
+    old = json.loads((run_dir / "config.json").read_text())
+    now = load_config(ROOT / "configs/molecules_graph_regression_AUTOGCN_ZINC.json")
+    assert difference(old, {**now, "params": {**now["params"], "epochs": 1}}, CELL_FREE)
+    request = json.loads((run_dir / "results.json").read_text())["config"]
+    del request["net_params"]["gin_output_layer"]  # today's default, None
+    found = latest(run_dir.parent, request, runner.release_seeds(2))
+    assert found.state == "interrupted" and found.resume_dir == run_dir
+    assert runner.main(ZINC, ["--resume", str(run_dir)]) == 0
+    assert json.loads((run_dir / "results.json").read_text())["status"] == "complete"

@@ -408,23 +408,44 @@ def _source(option: str, origin: str, command_line: Iterable[str]) -> str:
     return "command line" if option in set(command_line) else origin
 
 
-def check_applies(cfg: dict[str, Any], origin: str, command_line: Iterable[str] = ()) -> None:
+def _applicable(cfg: dict[str, Any], origin: str) -> dict[str, set[str]] | None:
+    """The ``net_params`` keys the net reads and the ``data`` keys the loader takes (``None``
+    for an unknown dataset)."""
+    net_used = _net_options(cfg, origin)
+    if _task(cfg["dataset"]) is None:  # the runner names an unknown dataset
+        return None
+    return {"net_params": net_used, "data": data_options(cfg["dataset"])}
+
+
+def without_unused(cfg: dict[str, Any]) -> dict[str, Any]:
+    """``cfg`` without the ``net_params`` and ``data`` keys its model and dataset do not use:
+    what can change its result (a resolved config lists every key, and a default may change)."""
+    applies = _applicable(cfg, "config")
+    if applies is None:
+        return cfg
+    out = copy.deepcopy(cfg)
+    for section, used in applies.items():
+        out[section] = {k: v for k, v in out[section].items() if k in used}
+    return out
+
+
+def check_applies(cfg: dict[str, Any], origin: str, command_line: Iterable[str] = (),
+                  recorded: bool = False) -> None:
     """:class:`ConfigError` for an option set on purpose (on the ``command_line``, or off its
     default in a file) that the model or the dataset does not use: a ``net_params`` key the net
     does not read, a ``data`` key the loader does not take (:func:`data.loaders.data_options`).
-    ``Field.shared`` and the authors' no-effect keys are never refused."""
-    net_used = _net_options(cfg, origin)
-    task = _task(cfg["dataset"])
-    if task is None:  # the runner names an unknown dataset
+    ``Field.shared`` and the authors' no-effect keys are never refused; nor are the keys of a
+    ``recorded`` config (a run's resolved config lists every key, at that version's defaults)."""
+    applies = _applicable(cfg, origin)
+    if applies is None:
         return
-    applies = {"net_params": net_used, "data": data_options(cfg["dataset"])}
     owner = {"net_params": cfg["model"], "data": cfg["dataset"]}
     command_line = set(command_line)
     for section, used in applies.items():
         for key, spec in SCHEMA[section].items():
             value = cfg[section][key]
             explicit = (key in command_line and spec.shared != "all") or (
-                not spec.shared and value != spec.default)
+                not recorded and not spec.shared and value != spec.default)
             if explicit and key not in used and spec.help != _UNUSED:
                 where = f"--{key}" if key in command_line else f"{section}.{key} = {value!r}"
                 scope, _, rest = spec.help.partition(":")  # "AutoGCN: ...", "JACOBICONV: ..."
@@ -461,9 +482,10 @@ def _refuse_unknown(origin: str, where: str, given: Mapping[str, Any], known: se
 
 
 def validate(raw: Mapping[str, Any], origin: str = "config",
-             command_line: Iterable[str] = ()) -> dict[str, Any]:
+             command_line: Iterable[str] = (), recorded: bool = False) -> dict[str, Any]:
     """Check ``raw`` against :data:`SCHEMA`, fill defaults, return a new resolved config
-    (``command_line``: the keys set there, see :func:`check_applies`)."""
+    (``command_line``: the keys set there; ``recorded``: a run's resolved config; see
+    :func:`check_applies`)."""
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{origin}: the top level must be a JSON object")
     cfg: dict[str, Any] = {}
@@ -491,7 +513,7 @@ def validate(raw: Mapping[str, Any], origin: str = "config",
     if not cfg["model"]:
         raise ConfigError(f"{origin}: 'model' is required")
     _normalise(cfg)
-    check_applies(cfg, origin, command_line)
+    check_applies(cfg, origin, command_line, recorded)
     return cfg
 
 
@@ -578,7 +600,7 @@ def field_for(key: str) -> tuple[str | None, Field]:
 
 
 def apply_overrides(cfg: Mapping[str, Any], overrides: Mapping[str, str],
-                    origin: str = "config") -> dict[str, Any]:
+                    origin: str = "config", recorded: bool = False) -> dict[str, Any]:
     """``cfg`` (a config as written, or resolved) with command-line ``--key value`` overrides
     (:func:`field_for`) applied, validated once (``origin``: where ``cfg`` came from)."""
     raw = copy.deepcopy(dict(cfg))
@@ -602,7 +624,7 @@ def apply_overrides(cfg: Mapping[str, Any], overrides: Mapping[str, str],
             section_of(section)[key] = value
     if "hidden_dim" in overrides and "out_dim" not in overrides:
         section_of("net_params")["out_dim"] = section_of("net_params")["hidden_dim"]
-    return validate(raw, origin=origin, command_line=overrides)
+    return validate(raw, origin=origin, command_line=overrides, recorded=recorded)
 
 
 def override_keys() -> list[str]:

@@ -33,7 +33,7 @@ import numpy as np
 from data import files
 from data.files import output_problem, write_error
 from train.checkpoint import STATE_FILE, ResumeError, load_state
-from train.config import validate
+from train.config import validate, without_unused
 from train.errors import ConfigError, OutputError
 
 # What a full disk under a run folder tells the user to do (data.files.write_error).
@@ -53,13 +53,14 @@ RESULTS = "results.json"
 
 # ------------------------------------------------------------------------------ identity
 def identity(cfg: dict[str, Any], free: Sequence[str] = RESUME_FREE) -> dict[str, Any]:
-    """``cfg`` as a flat ``{"section.key": value}`` without the ``free`` keys and comments.
+    """``cfg`` as a flat ``{"section.key": value}`` without the ``free`` keys, comments, and the
+    keys its model and dataset do not use (:func:`train.config.without_unused`).
 
-    A config recorded by an older version of the project lacks keys added since: it is read
-    through today's schema first (:func:`train.config.validate`), so a new key with its default
-    does not make an old result someone else's."""
+    A config recorded by an older version of the project lacks keys added since, or holds a
+    default changed since: it is read through today's schema first
+    (:func:`train.config.validate`), so neither makes an old result someone else's."""
     try:
-        cfg = validate(cfg, origin="recorded config")
+        cfg = without_unused(validate(cfg, origin="recorded config", recorded=True))
     except ConfigError:
         pass  # a key since removed or renamed: compared as recorded, so it differs
     flat: dict[str, Any] = {}

@@ -166,7 +166,7 @@ def resolve_config(task: Task, args: argparse.Namespace) -> tuple[dict[str, Any]
     set."""
     if args.config is not None:  # an empty --config is an error, not the defaults
         raw, origin = read_config(args.config), os.path.expanduser(args.config)
-    elif args.resume:
+    elif args.resume:  # a run's resolved config: every key, at its version's defaults
         path = run_config(args.resume)
         raw, origin = read_config(path), str(path)
     else:
@@ -176,7 +176,8 @@ def resolve_config(task: Task, args: argparse.Namespace) -> tuple[dict[str, Any]
                  if k.startswith("override_") and v is not None}
     if args.dataset is not None:  # an empty --dataset is an error, not the config's dataset
         overrides["dataset"] = args.dataset
-    cfg = apply_overrides(raw, overrides, origin)
+    cfg = apply_overrides(raw, overrides, origin, recorded=args.config is None and
+                          bool(args.resume))
     if cfg["dataset"] not in task.datasets:
         raise ConfigError(f"unknown dataset {cfg['dataset']!r} for this script; "
                           f"expected one of {', '.join(task.datasets)}")
