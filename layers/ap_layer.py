@@ -3,7 +3,7 @@ r"""Adaptive propagation of AP-GCN (Spinelli, Scardapane, Uncini, 2020), as in t
 Input :math:`z^0 = x` (the output of the net's linear layers). Propagation
 :math:`P(x)_v = (\deg^{in} v)^{-1/2} \sum_{u \to v} (\deg^{out} u)^{-1/2} x_u` (degrees clamped
 to ≥ 1; the release's ``APLayer`` used the out-degree on the source side, unlike its GCN): the
-project's :func:`~layers.propagation.propagate` with ``source_degree="out"``, equal to the
+project's :func:`~autogcn.propagation.propagate` with ``source_degree="out"``, equal to the
 release's DGL message passing (``tests/test_dgl_parity.py``). At step
 :math:`k = 1..T` (:math:`T` = ``n_iter``) a node that is still running computes
 

@@ -15,7 +15,7 @@ symmetric graphs (SBM, ZINC, citation graphs) but not on directed ones: the supe
 kNN graphs (every node has 8 out-edges, in-degrees vary), where ``"out"`` would weight a message
 by the sender's out-degree (constant 8) instead of its in-degree.
 
-:class:`GraphConv` is written on the project's :func:`~layers.propagation.propagate` (the same
+:class:`GraphConv` is written on the project's :func:`~autogcn.propagation.propagate` (the same
 cached sparse product AutoGCN and ChebNet use, so that speed comparisons between the models
 compare the models). With ``source_degree="out"`` it equals DGL 2.x's
 ``GraphConv(norm="both", bias=False)``, and with ``"in"`` the in-degree formula, proven by
@@ -50,7 +50,7 @@ from layers.post_processing import PostProcess
 
 class GraphConv(nn.Module):
     r""":math:`P X W` without bias: :math:`P` the degree-normalised sum over in-edges
-    (:func:`~layers.propagation.propagate`), :math:`W` of shape ``(in, out)``.
+    (:func:`~autogcn.propagation.propagate`), :math:`W` of shape ``(in, out)``.
 
     Args:
         in_feats, out_feats: feature widths.

@@ -259,7 +259,7 @@ class MLPNet(nn.Module):
 # ------------------------------------------------------------------ SGC and APGCN
 class SGConv(nn.Module):
     r"""Simplified graph convolution: :math:`P^k x\, W + b`, with :math:`P` the degree-normalised
-    sum over in-edges, in-degree on both sides (:func:`~layers.propagation.propagate`).
+    sum over in-edges, in-degree on both sides (:func:`~autogcn.propagation.propagate`).
 
     Written on the project's primitives, it equals DGL 2.x's ``SGConv(k, bias=True,
     allow_zero_in_degree=True)`` (which normalises both sides by the in-degree too), proven by

@@ -158,6 +158,7 @@ def _close(a, b, what: str, **tol) -> None:
 def check_primitives(device: str = "cuda") -> str:
     import torch
 
+    from autogcn.propagation import propagate
     from layers import propagation as P
 
     cpu, gpu = _graphs(device)
@@ -165,8 +166,8 @@ def check_primitives(device: str = "cuda") -> str:
     x = torch.randn(cpu.num_nodes(), 2, 3, generator=gen, dtype=torch.float64)
     w = torch.rand(cpu.num_edges(), 2, generator=gen, dtype=torch.float64)
     ops: dict[str, Callable] = {
-        "propagate_in": lambda g, a, b: P.propagate(g, a, "in"),
-        "propagate_out": lambda g, a, b: P.propagate(g, a, "out"),
+        "propagate_in": lambda g, a, b: propagate(g, a, "in"),
+        "propagate_out": lambda g, a, b: propagate(g, a, "out"),
         "aggregate_sum": lambda g, a, b: P.aggregate(g, a, "sum"),
         "aggregate_mean": lambda g, a, b: P.aggregate(g, a, "mean"),
         "aggregate_max": lambda g, a, b: P.aggregate(g, a, "max"),
