@@ -21,7 +21,7 @@ import torch
 
 from data.files import output_problem
 from data.loaders import data_options
-from data.node_datasets import EDGE_DIRECTIONS, SPLIT_MODES
+from data.node_datasets import EDGE_DIRECTIONS, SPLIT_MODES, SPLIT_RATIOS
 from data.sbm import check_variant
 from layers.autogcn_layer import FILTERS
 from layers.propagation import READOUTS
@@ -418,14 +418,17 @@ def _applicable(cfg: dict[str, Any], origin: str) -> dict[str, set[str]] | None:
 
 
 def without_unused(cfg: dict[str, Any]) -> dict[str, Any]:
-    """``cfg`` without the ``net_params`` and ``data`` keys its model and dataset do not use:
-    what can change its result (a resolved config lists every key, and a default may change)."""
+    """``cfg`` without the ``net_params`` and ``data`` keys its model and dataset do not use,
+    and a split ratio left to the dataset's default stated as that default: what can change its
+    result (a resolved config lists every key, and a default may change)."""
     applies = _applicable(cfg, "config")
     if applies is None:
         return cfg
     out = copy.deepcopy(cfg)
     for section, used in applies.items():
         out[section] = {k: v for k, v in out[section].items() if k in used}
+    if out["data"].get("split_ratio", []) is None and cfg["dataset"] in SPLIT_RATIOS:
+        out["data"]["split_ratio"] = list(SPLIT_RATIOS[cfg["dataset"]])  # the same split
     return out
 
 

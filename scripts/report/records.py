@@ -34,7 +34,6 @@ from typing import Any
 
 import torch
 
-from data.node_datasets import SPLIT_RATIOS
 from nets.gnn_net import NetIO
 from nets.registry import build_net, count_parameters
 from scripts import sweep
@@ -218,16 +217,6 @@ def cell_config(table: str, cell: Cell, runs: int = EXPECTED_RUNS) -> dict[str, 
     return sweep.script_config(cell.dataset, sweep.build_command(cell, table, "out", runs=runs)[2:])
 
 
-def _as_run(cfg: dict[str, Any]) -> dict[str, Any]:
-    """``cfg`` with a split ratio left to the dataset's default (``None``) stated as that
-    default (:data:`data.node_datasets.SPLIT_RATIOS`): the same split, given or not."""
-    data = cfg.get("data")
-    if not isinstance(data, dict) or data.get("split_ratio") is not None \
-            or cfg.get("dataset") not in SPLIT_RATIOS:
-        return cfg
-    return {**cfg, "data": {**data, "split_ratio": list(SPLIT_RATIOS[cfg["dataset"]])}}
-
-
 def config_problem(record: dict, table: str, cell: Cell) -> str | None:
     """Why the record's ``config`` is not a run of its cell's config (the first key that
     differs, the free keys aside: :data:`train.run_folder.CELL_FREE`), or ``None``."""
@@ -238,7 +227,7 @@ def config_problem(record: dict, table: str, cell: Cell) -> str | None:
         wanted = cell_config(table, cell)
     except ValueError as err:
         return f"its cell's command is not its main script's: {' '.join(str(err).split())}"
-    why = difference(_as_run(cfg), _as_run(wanted), CELL_FREE)
+    why = difference(cfg, wanted, CELL_FREE)
     return None if why is None else f"its config is another experiment's: {why}"
 
 
