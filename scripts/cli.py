@@ -163,3 +163,12 @@ out_folder = _path("folder")
 # A data folder is read, and written (generated or downloaded data) only when the data is not
 # there yet: whether it may be written is left to the loader.
 data_folder = _path("folder", writable=False)
+
+
+def split_extra(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """A tool's own arguments and those after ``--`` (passed on to every cell's main script)."""
+    argv = list(argv)
+    if "--" not in argv:
+        return argv, []
+    i = argv.index("--")
+    return argv[:i], argv[i + 1:]

@@ -64,7 +64,7 @@ from train.interrupts import startup
 with startup():
     from data.files import output_problem
     from scripts import scheduler
-    from scripts.cli import MAX_RUNS, MAX_WORKERS, ArgumentParser, float_in, int_in
+    from scripts.cli import MAX_RUNS, MAX_WORKERS, ArgumentParser, float_in, int_in, split_extra
     from scripts.scheduler import INTERRUPT_CODES, claim_holder, free_bytes, say
     from train import interrupts
     from train.errors import UsageError, run_tool
@@ -731,11 +731,7 @@ def run_table(p: Plan, states: list[tuple[int, Cell, Path, str]]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    extra: list[str] = []
-    if "--" in argv:
-        i = argv.index("--")
-        argv, extra = argv[:i], argv[i + 1:]
+    argv, extra = split_extra(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     try:
         p = plan(args, extra)

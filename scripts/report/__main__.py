@@ -21,7 +21,14 @@ from train.interrupts import startup
 
 with startup():
     from data.files import WriteError
-    from scripts.cli import MAX_RUNS, PLOT_SUFFIXES, ArgumentParser, check_output, int_in
+    from scripts.cli import (
+        MAX_RUNS,
+        PLOT_SUFFIXES,
+        ArgumentParser,
+        check_output,
+        int_in,
+        split_extra,
+    )
     from scripts.report import cells
     from scripts.report.cells import EXPECTED_RUNS
     from scripts.report.figures import draw_figure, figure_text, plot_depth
@@ -145,11 +152,7 @@ def render(args, check: bool) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    extra: list[str] = []
-    if "--" in argv:
-        i = argv.index("--")
-        argv, extra = argv[:i], argv[i + 1:]
+    argv, extra = split_extra(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     if extra and args.command != "tables":
         raise UsageError(f"arguments after -- are for the tables subcommand, not {args.command}")
