@@ -513,6 +513,12 @@ def load_sbm_dataset(name: str, data_dir: str | os.PathLike, max_graphs: int | N
     if source == "pyg":
         return _load_from_pyg(cfg, data_dir, max_graphs, progress)
 
+    return _generated(cfg, data_dir, max_graphs, seed, progress, generate)
+
+
+def _generated(cfg: SBMConfig, data_dir: Path, max_graphs: int | None, seed: int,
+               progress: bool, generate: bool) -> GraphDataset:
+    """:func:`load_sbm_dataset` from our generator's files (generated first where missing)."""
     root = data_dir / (cfg.dirname if seed == DEFAULT_SEED else f"{cfg.dirname}_seed{seed}")
     if generate:
         try:
