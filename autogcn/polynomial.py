@@ -54,7 +54,7 @@ The benchmark puts each filter in its layer stack as ``layers.poly_filter.PolyFi
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import torch
 from torch import Tensor, nn
@@ -248,11 +248,11 @@ class PolynomialFilter(Explainable):
         """Rows of :meth:`frequency_response`: 1 (one filter for all channels) by default."""
         return 1
 
-    def frequency_response(self, lam: Tensor) -> dict[str, Tensor]:
+    def frequency_response(self, lam: Tensor | Sequence[float]) -> dict[str, Tensor]:
         """``{"filter": F(λ)}`` of shape ``(rows, len(lam))`` from the current coefficients
         (rows: 1, or one per channel for JacobiConv), λ = 1 − μ (module docstring)."""
         dtype = next(self.parameters()).dtype
-        mu = (1.0 - lam.detach().to(dtype)).reshape(-1, 1)
+        mu = (1.0 - torch.as_tensor(lam).detach().to(dtype)).reshape(-1, 1)
         with torch.no_grad():
             resp = self.polynomial(lambda v: mu * v, mu.new_ones(mu.shape[0],
                                                                  self.response_rows()))

@@ -68,7 +68,7 @@ with startup():
     from scripts.scheduler import INTERRUPT_CODES, claim_holder, free_bytes, say
     from train import interrupts
     from train.errors import UsageError, run_tool
-    from train.run_folder import Latest, latest
+    from train.run_folder import Latest, latest, results_in
     from train.runner import release_seeds
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -322,14 +322,18 @@ def cell_state(folder: Path, runs: int = DEFAULT_RUNS, cmd: Sequence[str] | None
     return found.state, found.result.path if found.result else None
 
 
-def fresh_result(found: Latest, since: float) -> dict:
-    """The cell's result (``found``) when it was written since ``since`` (a ``time.time()``),
-    else ``{}``."""
-    try:
-        fresh = found.result is not None and found.result.path.stat().st_mtime >= since - 1
-    except OSError:
-        fresh = False
-    return found.result.data if fresh else {}
+def fresh_result(folder: Path, since: float) -> dict:
+    """The newest result in a cell's ``folder`` written since ``since`` (a ``time.time()``),
+    else ``{}``: the run this sweep just launched there (it holds the cell's claim). Plain file
+    reads: this runs in a scheduler thread while a signal may be ending the sweep, when torch
+    work in a thread would abort the process at exit."""
+    for result in results_in(folder):
+        try:
+            if not result.problem and result.path.stat().st_mtime >= since - 1:
+                return result.data
+        except OSError:
+            continue
+    return {}
 
 
 def ran_on(used: str | None, gpu: str | None) -> str:
@@ -399,8 +403,7 @@ def run_claimed(cell: Cell, folder: Path, planned: Any, device: str | None,
         say(f"{cell.id}: resuming {resume.name} ({state})")
     code = launch(cmd if resume is None else [*cmd, "--resume", str(resume)])
     code, words = _outcome(cell, folder, cmd, code,
-                           fresh_result(cell_results(folder, cmd, cell, request=request), t0),
-                           device, used)
+                           fresh_result(folder, t0), device, used)
     say(f"{cell.id} {words}, after {(time.time() - t0) / 60:.1f} min")
     return code
 

@@ -356,3 +356,9 @@ def test_a_run_recorded_by_an_older_version_resumes_and_counts_as_the_same(data,
     assert found.state == "interrupted" and found.resume_dir == run_dir
     assert runner.main(ZINC, ["--resume", str(run_dir)]) == 0
     assert json.loads((run_dir / "results.json").read_text())["status"] == "complete"
+
+
+def test_an_empty_resume_path_is_refused_not_a_fresh_run(tmp_path, capsys):
+    """``--resume "$RUN"`` with the variable unset must not start a fresh default run."""
+    _refused(capsys, "zinc", ["--resume", "", "--out_dir", str(tmp_path)], "--resume: empty path")
+    assert not any(tmp_path.iterdir())

@@ -408,3 +408,11 @@ def test_response_rows_and_k_checks():
         ChebNetIIProp(0)
     with pytest.raises(ValueError, match="a >= -1"):
         JacobiConvProp(2, K, a=-2.0)
+
+
+def test_frequency_response_takes_a_plain_sequence_of_eigenvalues():
+    """A list of λ gives the response of the same λ as a tensor (not an AttributeError)."""
+    prop = BernNetProp(3)
+    lam = [0.0, 0.5, 1.0, 2.0]
+    torch.testing.assert_close(prop.frequency_response(lam)["filter"],
+                               prop.frequency_response(torch.tensor(lam))["filter"])

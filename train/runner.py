@@ -190,6 +190,8 @@ def main(task: Task, argv: Sequence[str] | None = None, description: str = "") -
     args = build_parser(task, description).parse_args(argv)
 
     def experiment(_: object) -> int:
+        if args.resume is not None and not args.resume.strip():  # an unset shell variable
+            raise ConfigError("--resume: empty path; give the run folder to continue")
         cfg, cli_keys = resolve_config(task, args)
         return run_experiment(task, cfg, list(sys.argv if argv is None else argv), cli_keys,
                               resume=None if args.restart else args.resume)

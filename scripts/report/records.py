@@ -264,6 +264,8 @@ def record_problem(record: Any, table: str, cell_id: str, cells: dict[str, Cell]
         return "no seeds or no runs"
     ran = [r.get("seed") if isinstance(r, dict) else None for r in runs]
     missing = [s for s in seeds if s not in ran]
+    if len(set(map(str, seeds))) != len(seeds):
+        return f"a seed is listed twice ({seeds})"
     if missing or len(ran) != len(seeds):
         return (f"seed {missing[0]} has no run" if missing else
                 f"{len(ran)} runs for {len(seeds)} seeds")
@@ -296,6 +298,14 @@ def record_problem(record: Any, table: str, cell_id: str, cells: dict[str, Cell]
 def _is_finite(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) \
         and math.isfinite(value)
+
+
+def _out_of_range(what: str, value: float) -> bool:
+    """An accuracy outside [0, 1], or a negative error, loss or time (``what``: "test acc")."""
+    name = what.split()[-1]
+    if name.startswith("acc"):
+        return not 0.0 <= value <= 1.0
+    return value < 0
 
 
 def _leaves(value: Any, path: tuple[str, ...] = ()) -> Iterable[tuple[str, Any]]:
@@ -332,6 +342,9 @@ def evidence_problem(record: dict) -> str | None:
         bad = next(((what, v) for what, v in numbers if not _is_finite(v)), None)
         if bad:
             return f"seed {run.get('seed')}: {bad[0]} is {bad[1]!r}, not a finite number"
+        bad = next(((what, v) for what, v in numbers if _out_of_range(what, v)), None)
+        if bad:
+            return f"seed {run.get('seed')}: {bad[0]} is {bad[1]!r}, outside its range"
     try:
         want = dict(_leaves(summarise(record["runs"])))
     except (KeyError, TypeError, ValueError) as err:
