@@ -134,6 +134,9 @@ def test_propagate_with_learned_weights_matches_the_dense_operator():
     assert torch.autograd.gradcheck(lambda weight: propagate(g, x, "out", weight), (w,))
 
 
+@pytest.mark.skipif(not hasattr(torch.library, "custom_op"),
+                    reason="torch < 2.4 (the DGL profile): no double backward through a CSR "
+                           "product; docs/layer.md says so")
 def test_second_derivative_through_the_weights():
     """The backward's product carries the transposed values, built from the same weights."""
     conv = build("AutoGCNConv")
