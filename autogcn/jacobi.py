@@ -7,6 +7,8 @@ official code computes it.
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import Tensor, nn
 
@@ -79,6 +81,10 @@ class JacobiConvProp(PolynomialFilter):
             raise ValueError(f"JacobiConv needs a >= -1, b > -1 and alpha > 0; got a={a}, "
                              f"b={b}, alpha={alpha}")
         super().__init__(K, channels)
+        if K * math.log(alpha) > math.log(torch.finfo(torch.float32).max):
+            # the coefficients reach alpha**K (tanh <= 1): past float32's range they are inf
+            raise ValueError(f"JacobiConv: alpha={alpha} with K={K} makes its coefficients "
+                             "(up to alpha**K) overflow float32; use a smaller alpha")
         self.a, self.b, self.alpha = a, b, alpha
         self.eta = nn.Parameter(torch.empty(K + 1))
         self.weight = nn.Parameter(torch.empty(K + 1, channels)) if channels != -1 \

@@ -416,3 +416,15 @@ def test_frequency_response_takes_a_plain_sequence_of_eigenvalues():
     lam = [0.0, 0.5, 1.0, 2.0]
     torch.testing.assert_close(prop.frequency_response(lam)["filter"],
                                prop.frequency_response(torch.tensor(lam))["filter"])
+
+
+def test_jacobi_refuses_an_alpha_whose_coefficients_overflow():
+    """alpha**K beyond float32 gives inf coefficients and non-finite outputs: refused where it
+    enters; the largest alpha that fits still gives finite outputs."""
+    from autogcn.jacobi import JacobiConvProp
+
+    with pytest.raises(ValueError, match="overflow float32"):
+        JacobiConvProp(4, K=3, alpha=1e308)
+    edge_index = torch.tensor([[0, 1, 1, 2], [1, 0, 2, 1]])
+    out = JacobiConvProp(4, K=3, alpha=1e12)(torch.randn(3, 4), edge_index)
+    assert torch.isfinite(out).all()
