@@ -23,7 +23,7 @@ with startup():
     from nets.registry import MODELS
     from scripts import cli
     from train.checkpoint import load_checkpoint, model_from_checkpoint
-    from train.config import apply_overrides, validate
+    from train.config import apply_overrides
     from train.errors import CheckpointError, one_line, run_tool
     from train.runner import check_device, load_data, select_device
     from train.tasks import Task, task_for_dataset
@@ -39,7 +39,7 @@ def evaluate_checkpoint(path: str, data_overrides: dict, use_gpu: bool = False) 
     """
     ckpt = load_checkpoint(path)
     overrides = {k: str(v) for k, v in data_overrides.items() if v is not None}
-    cfg = apply_overrides(validate(ckpt["config"], origin=f"{path} (its config)"), overrides)
+    cfg = apply_overrides(ckpt["config"], overrides, f"{path} (its config)", recorded=True)
     ckpt["config"] = cfg
     task = _checkpoint_task(path, ckpt)
     device = select_device(use_gpu, cfg["gpu"]["id"])

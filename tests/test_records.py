@@ -577,3 +577,17 @@ def test_the_report_command_guards_the_committed_numbers(capsys):
     assert done.stdout == f"{n} records, each consistent with its runs and its config\n"
     assert main(["check", "--", "--epochs", "2"]) == 2
     assert "after -- are for the tables subcommand" in capsys.readouterr().err
+
+
+def test_a_committed_checkpoint_evaluates_to_its_records_test_figure(real_data):
+    """The committed ZINC checkpoints were written by an older version (their configs list
+    every key at that version's defaults): they still load, and give the test figure their
+    record states."""
+    import evaluate_checkpoint
+
+    zinc = real_data("zinc", "train.pickle", "val.pickle", "test.pickle")
+    record = json.loads((ROOT / "results" / "graph" / "GCN_ZINC.json").read_text())
+    out = evaluate_checkpoint.evaluate_checkpoint(str(ROOT / "results" / "graph" / "GCN_ZINC.pt"),
+                                                  {"data_dir": str(zinc)})
+    first = next(r for r in record["runs"] if r["seed"] == out["seed"])
+    assert out["metrics"]["test"]["mae"] == pytest.approx(first["final"]["test"]["mae"], abs=1e-5)
