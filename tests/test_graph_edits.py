@@ -120,6 +120,9 @@ def test_the_largest_order_is_finite():
 
 
 # ------------------------------------------------------------------ the meta device
+@pytest.mark.skipif(not hasattr(torch.library, "custom_op"),
+                    reason="torch < 2.4 (the DGL profile) has no sparse CSR tensors on the meta "
+                           "device; docs/layer.md says so")
 @pytest.mark.parametrize("name", [n for n in MODULES if "cached" not in n])
 def test_every_module_runs_forward_and_backward_on_the_meta_device(name):
     module = build(name).to("meta")
