@@ -1,84 +1,14 @@
 r"""Dataset diagnostics: degrees, class balance, homophily, duplicate nodes and where the label
 signal lies in the spectrum of the normalised Laplacian. Pure functions on numpy / scipy / torch
-inputs; ``scripts/diagnose.py`` is the command line around them.
+inputs; ``scripts/diagnose.py`` is the command line, docs/data.md ("How it measures") the why.
 
-Conventions shared by every measure
------------------------------------
-* **The graph** is the *simple symmetrised* graph of the stored edge list: ``A_uv = 1`` iff
-  ``u → v`` or ``v → u`` is stored, ``u ≠ v`` (self-loops and repeated edges dropped). Node
-  datasets are stored that way already; MNIST's k-NN graphs are directed and get symmetrised
-  here. This is the graph the spectral filters of the paper are defined on (``layers/
-  propagation.py``: on a symmetric graph without self-loops ``D^{-1/2} A D^{-1/2}``).
-* **Unlabelled nodes** (label ``< 0``) are left out of every label measure, together with their
-  edges (none of the project's datasets has any).
-* **Degrees** are those of the simple symmetrised graph, ``d(v) = Σ_u A_uv``; the spectral
-  measures clamp them at 1 as the project's propagation does (an isolated node then has the
-  Laplacian eigenvalue 1, not an undefined one).
-
-Homophily (``C`` classes, ``C_k`` the nodes of class ``k``, ``E`` the undirected edges,
-``N(v)`` the neighbours of ``v``):
-
-* edge homophily (Zhu et al. 2020, "Beyond Homophily in Graph Neural Networks", H2GCN):
-  :math:`h_{edge} = |\{(u,v) \in E : y_u = y_v\}| / |E|`;
-* node homophily (Pei et al. 2020, "Geom-GCN"):
-  :math:`h_{node} = \frac{1}{|V'|}\sum_{v \in V'} |\{u \in N(v): y_u = y_v\}| / |N(v)|` over the
-  nodes ``V'`` with at least one neighbour (the ratio is undefined for isolated nodes);
-* class-insensitive edge homophily (Lim et al. 2021, "Large Scale Learning on Non-Homophilous
-  Graphs", LINKX, Sec. 3): :math:`\hat h = \frac{1}{C-1}\sum_k [h_k - |C_k|/|V|]_+` with
-  :math:`h_k = \sum_{v \in C_k} |\{u \in N(v): y_u = k\}| / \sum_{v \in C_k} d(v)` (``h_k = 0`` for
-  a class without edges);
-* adjusted homophily (Platonov et al. 2023, "Characterizing Graph Datasets for Node
-  Classification: Homophily-Heterophily Dichotomy and Beyond", NeurIPS 2023):
-  :math:`h_{adj} = (h_{edge} - \sum_k \bar p_k^2) / (1 - \sum_k \bar p_k^2)` with the
-  degree-weighted class distribution :math:`\bar p_k = \sum_{v \in C_k} d(v) / 2|E|`. It is 1 for
-  a perfectly homophilous graph and 0 in expectation for labels independent of the edges.
-
-Duplicates: two nodes are *duplicates* when they have the same feature vector and the same
-neighbour set (open neighbourhoods of the simple symmetrised graph), the notion Platonov et al.
-2023 ("A critical look at the evaluation of GNNs under heterophily: are we really making
-progress?", ICLR 2023) describe for Squirrel and Chameleon. A duplicate of a training node in the
-test set leaks its label. ``features=None`` gives *structural twins* (same neighbour set, any
-features). :func:`data.squirrel.filtered_squirrel` reproduces their *published* filtered
-Squirrel exactly, but with a different rule, on the directed edge list (see there).
-
-Spectrum
---------
-With :math:`\tilde A = D^{-1/2} A D^{-1/2}` (``D`` clamped at 1) and
-:math:`L = I - \tilde A = U \Lambda U^\top`, eigenvalues :math:`\lambda_i \in [0, 2]`, the energy
-of a signal matrix ``Y`` (one column per class: the one-hot labels) at eigenvalue ``λ_i`` is
-:math:`e_i = \sum_c (u_i^\top y_c)^2` and the fraction of the energy in a band ``B`` is
-:math:`\sum_{i: \lambda_i \in B} e_i / \sum_i e_i = \sum_c \|P_B y_c\|^2 / \sum_c \|y_c\|^2`.
-
-* **Centring.** Every column is centred, :math:`y_c \leftarrow y_c - \bar y_c \mathbf 1`. The part
-  removed, the class proportions times the constant vector, is what a constant predictor (a net's
-  output bias) gives without any graph; uncentred, it would put about :math:`\sum_c p_c^2` of the
-  energy (1/C for balanced classes) near λ = 0 for every graph and every labelling alike. After
-  centring, a labelling independent of the graph (the labels permuted at random) spreads its
-  energy almost evenly over the eigenvectors; its exact expected band fractions are reported as
-  ``baseline`` (:class:`SpectralEnergy`), next to the fraction of eigenvalues per band, which
-  they equal up to :math:`O(1/n)`. A band holds label signal when its fraction exceeds its
-  baseline.
-* **Bands** in λ: low ``[0, 2/3)``, middle ``[2/3, 4/3)``, high ``[4/3, 2]`` — three equal thirds
-  of the spectrum, matching the paper's low-/middle-/high-pass filters (the mid filter
-  :math:`(\lambda-1)^2 - a` is centred on λ = 1). An eigenvalue within ``1e-9`` of a boundary
-  counts as lying on it (so ``K_4``'s ``4/3`` is high-band).
-* **Exact** (up to :data:`EXACT_MAX_NODES` nodes): dense ``scipy.linalg.eigh`` of ``L``.
-* **Estimate** (larger graphs): a Chebyshev expansion with Jackson damping (the kernel
-  polynomial method of Weiße, Wellein, Alvermann & Fehske 2006, "The kernel polynomial method",
-  Rev. Mod. Phys. 78, 275; Jackson kernel: their Eq. 71). With :math:`x = \lambda - 1`, i.e.
-  :math:`M = L - I = -\tilde A` with spectrum in [-1, 1], the indicator of ``[a, b]`` is
-  approximated by :math:`\sum_{k<K} g_k c_k T_k(x)` with
-  :math:`c_0 = (\theta_a - \theta_b)/\pi`, :math:`c_k = 2(\sin k\theta_a - \sin k\theta_b)/(k\pi)`,
-  :math:`\theta = \arccos x`, and Jackson factors ``g_k``; the band energy is then
-  :math:`\sum_k g_k c_k \mu_k` with the *exact* moments :math:`\mu_k = \sum_c y_c^\top T_k(M) y_c`
-  (``K`` sparse products, no random vectors). The damped kernel is positive, so every band
-  estimate lies in [0, 1] and the bands sum to 1 exactly; the error is the energy within about
-  :math:`\pi/K` (in θ) of a band boundary that the kernel smears across it — with ``K = 300``
-  under 0.02 per band on the graphs of ``tests/test_diagnostics.py`` and under 0.001 on
-  Squirrel. The eigenvalue mass and the baseline need a trace: it is estimated with Rademacher
-  probe vectors (Hutchinson), the only random part.
-* Batched-graph datasets (SBM, ZINC, MNIST) are measured per graph (exact) on a sample and
-  averaged (:func:`mean_spectral_energy`).
+Every measure is on the simple symmetrised graph (``A_uv = 1`` iff ``u → v`` or ``v → u`` is
+stored, ``u ≠ v``), leaves out nodes labelled ``< 0`` with their edges, and clamps degrees at 1
+where it normalises. With :math:`L = I - D^{-1/2} A D^{-1/2} = U \Lambda U^\top`, the energy of
+the centred signal ``Y`` at :math:`\lambda_i` is :math:`e_i = \sum_c (u_i^\top y_c)^2`, a band
+``B``'s share :math:`\sum_{\lambda_i \in B} e_i / \sum_i e_i`: exact up to
+:data:`EXACT_MAX_NODES` nodes, else the Jackson-damped Chebyshev estimate (the kernel polynomial
+method, Weiße et al. 2006, Rev. Mod. Phys. 78, 275).
 """
 
 from __future__ import annotations
@@ -111,6 +41,15 @@ ArrayLike = np.ndarray | Tensor | Sequence[int]
 # ============================================================================ graph basics
 def _np(x: ArrayLike) -> np.ndarray:
     return x.detach().cpu().numpy() if isinstance(x, Tensor) else np.asarray(x)
+
+
+def _scipy(x: Any) -> Any:
+    """A torch sparse tensor as a scipy CSR matrix; anything else as it is."""
+    if not (isinstance(x, Tensor) and x.is_sparse):
+        return x
+    f = x.coalesce()
+    i = f.indices().numpy()
+    return sp.csr_matrix((f.values().numpy(), (i[0], i[1])), shape=tuple(f.shape))
 
 
 def simple_adjacency(src: ArrayLike, dst: ArrayLike, num_nodes: int) -> sp.csr_matrix:
@@ -295,10 +234,7 @@ def homophily(adj: sp.spmatrix, labels: ArrayLike) -> dict[str, float]:
 # ============================================================================ duplicates
 def feature_row_keys(features: Tensor | np.ndarray | sp.spmatrix) -> list[bytes]:
     """One byte string per row, equal iff the rows are equal (dense, scipy or torch sparse)."""
-    if isinstance(features, Tensor) and features.is_sparse:
-        f = features.coalesce()
-        idx = f.indices().numpy()
-        features = sp.csr_matrix((f.values().numpy(), (idx[0], idx[1])), shape=tuple(f.shape))
+    features = _scipy(features)
     if sp.issparse(features):
         m = sp.csr_matrix(features)
         m.sum_duplicates()
@@ -330,8 +266,8 @@ def group_ids(keys: Iterable[Any]) -> np.ndarray:
 
 def duplicate_groups(features: Tensor | np.ndarray | sp.spmatrix | None,
                      adj: sp.spmatrix) -> np.ndarray:
-    """Group ids of duplicate nodes: equal feature vector and equal neighbour set
-    (``features=None``: the neighbour set alone, "structural twins")."""
+    """Group ids of duplicate nodes: equal feature vector and equal neighbour set (Platonov et
+    al. 2023, ICLR); ``features=None``: the neighbour set alone, "structural twins"."""
     nb = neighbour_keys(adj)
     if features is None:
         return group_ids(nb)
@@ -354,14 +290,10 @@ def duplicate_summary(groups: np.ndarray, labels: ArrayLike | None = None) -> di
         "largest_group": int(sizes.max()) if sizes.size else 0,
     }
     if labels is not None and dup.any():
-        y = _np(labels).astype(np.int64).ravel()
-        g, yy = groups[dup], y[dup]
-        lo = np.full(sizes.size, np.iinfo(np.int64).max)
-        hi = np.full(sizes.size, np.iinfo(np.int64).min)
-        np.minimum.at(lo, g, yy)
-        np.maximum.at(hi, g, yy)
-        multi = sizes > 1
-        out["groups_with_one_label"] = int(((lo == hi) & multi).sum())
+        y = _np(labels).astype(np.int64).ravel() + 1  # unlabelled (-1) is a label of its own
+        width = int(y.max()) + 1
+        pairs = np.unique(groups[dup] * width + y[dup])  # one per (group, label)
+        out["groups_with_one_label"] = int((np.bincount(pairs // width) == 1).sum())
     return out
 
 
@@ -386,9 +318,7 @@ def split_leakage(groups: np.ndarray, train: ArrayLike, evaluated: ArrayLike,
 
 # ============================================================================ spectrum
 def symmetric_normalised_csr(adj: sp.spmatrix) -> sp.csr_matrix:
-    r"""The scipy matrix :math:`D^{-1/2} A D^{-1/2}` (float64 CSR), degrees clamped at 1: the
-    symmetric normalisation the spectrum is measured on (the propagation operator of
-    ``layers/propagation.py`` is a cached torch operator instead)."""
+    r""":math:`D^{-1/2} A D^{-1/2}` as a float64 scipy CSR matrix, degrees clamped at 1."""
     a = sp.csr_matrix(adj, dtype=np.float64)
     s = 1.0 / np.sqrt(np.maximum(np.asarray(a.sum(axis=1)).ravel(), 1.0))
     return sp.csr_matrix(sp.diags(s) @ a @ sp.diags(s))
@@ -401,7 +331,7 @@ def laplacian(adj: sp.spmatrix) -> sp.csr_matrix:
 
 def label_signal(labels: ArrayLike, num_classes: int | None = None) -> np.ndarray:
     """The centred one-hot label matrix ``(n, C)``: column ``c`` is ``1[y = c] - p_c`` over the
-    labelled nodes, 0 on unlabelled ones (see the module docstring for why centred)."""
+    labelled nodes, 0 on unlabelled ones (docs/data.md says why centred)."""
     y = _np(labels).astype(np.int64).ravel()
     lab = y >= 0
     c = max(int(num_classes or 0), int(y.max()) + 1 if lab.any() else 0)
@@ -414,21 +344,15 @@ def label_signal(labels: ArrayLike, num_classes: int | None = None) -> np.ndarra
 
 def feature_signal(features: Tensor | np.ndarray, vocab: int | None = None,
                    max_columns: int = SKETCH_COLUMNS, seed: int = 0) -> np.ndarray:
-    r"""Node input features as a centred signal matrix.
-
-    Integer ids ``(n,)`` (SBM, ZINC) become one-hot rows of width ``vocab``; float features are
-    taken as they are (dense or torch/scipy sparse). A matrix wider than ``max_columns`` is
-    replaced by ``X G / sqrt(m)`` with a seeded Gaussian ``G`` of ``m = max_columns`` columns,
-    which preserves every band energy in expectation (a Hutchinson sketch of
-    :math:`\mathrm{tr}(X^\top P X)`). Columns are centred.
-    """
-    if isinstance(features, Tensor) and features.is_sparse:
-        f = features.coalesce()
-        i = f.indices().numpy()
-        x: Any = sp.csr_matrix((f.values().numpy().astype(np.float64), (i[0], i[1])),
-                               shape=tuple(f.shape))
+    r"""Node input features as a centred signal matrix: integer ids ``(n,)`` (SBM, ZINC) one-hot
+    of width ``vocab``, float features (dense or sparse) as they are. Wider than ``max_columns``:
+    ``X G / sqrt(m)`` with a seeded Gaussian ``G`` of ``m = max_columns`` columns, which keeps
+    every band energy in expectation (a Hutchinson sketch of :math:`\mathrm{tr}(X^\top P X)`)."""
+    x: Any = _scipy(features)
+    if sp.issparse(x):
+        x = x.astype(np.float64)
     else:
-        x = _np(features)
+        x = _np(x)
         if x.ndim == 1 or (x.ndim == 2 and x.shape[1] == 1 and x.dtype.kind in "iu"):
             ids = x.reshape(-1).astype(np.int64)
             width = max(int(vocab or 0), int(ids.max()) + 1 if ids.size else 0)
@@ -445,7 +369,8 @@ def feature_signal(features: Tensor | np.ndarray, vocab: int | None = None,
 
 
 def band_of(lam: np.ndarray) -> np.ndarray:
-    """Band index (0 low, 1 mid, 2 high) of each eigenvalue; see the module docstring."""
+    """Band index (0 low, 1 mid, 2 high) of each eigenvalue; within ``1e-9`` of a band edge
+    counts as on it (``K_4``'s 4/3 is high)."""
     lam = np.asarray(lam, dtype=np.float64)
     edges = np.array([b for _, _, b in BANDS[:-1]])
     return np.searchsorted(edges, lam + _SNAP, side="right")
@@ -455,22 +380,15 @@ def band_of(lam: np.ndarray) -> np.ndarray:
 class SpectralEnergy:
     r"""Where a signal's energy lies in the spectrum of the normalised Laplacian.
 
-    * ``bands``: fraction of the energy per band;
-    * ``baseline``: the expected ``bands`` when the labels are permuted at random over the nodes
-      (the null model of a labelling independent of the graph): eigenvector ``u_i`` then gets the
-      expected fraction :math:`(1 - (u_i^\top \mathbf 1)^2/n)/(n-1)`, since a centred
-      exchangeable vector has :math:`E[yy^\top] \propto I - \mathbf 1 \mathbf 1^\top/n` and the
-      total :math:`\|y_c\|^2` does not change under a permutation;
-    * ``eigenvalue_mass``: the fraction of the eigenvalues per band (``baseline`` up to
-      :math:`O(1/n)`);
-    * ``edges``/``energy``/``null``/``eigenvalues``: the same three as histograms over λ;
-    * ``mean_lambda``: the energy-weighted mean eigenvalue, i.e. the Rayleigh quotient
-      :math:`\mathrm{tr}(Y^\top L Y) / \mathrm{tr}(Y^\top Y)` (exact in both methods), and
-      ``baseline_mean_lambda`` its expectation under the permutation null,
-      :math:`(n - \mathbf 1^\top L \mathbf 1/n)/(n-1)` — a one-number summary that does not depend
-      on the band edges (below 1: smoother than random; above: rougher);
-    * ``total``: the energy (squared Frobenius norm of the centred signal); ``method``:
-      ``exact`` or ``chebyshev`` (``order`` moments).
+    ``bands``: the share of the energy per band. ``baseline``: its expectation when the labels
+    are permuted at random (a labelling independent of the graph): ``u_i`` then gets
+    :math:`(1 - (u_i^\top \mathbf 1)^2/n)/(n-1)`, as a centred exchangeable vector has
+    :math:`E[yy^\top] \propto I - \mathbf 1 \mathbf 1^\top/n`. ``eigenvalue_mass``: the share of
+    eigenvalues per band. ``edges``/``energy``/``null``/``eigenvalues``: those three as
+    histograms over λ. ``mean_lambda``: the Rayleigh quotient
+    :math:`\mathrm{tr}(Y^\top L Y) / \mathrm{tr}(Y^\top Y)` (exact in both methods), and
+    ``baseline_mean_lambda`` its null expectation :math:`(n - \mathbf 1^\top L \mathbf 1/n)/(n-1)`.
+    ``total``: :math:`\|Y\|_F^2`; ``method``: ``exact`` or ``chebyshev`` (``order`` moments).
     """
 
     method: str
@@ -501,20 +419,9 @@ def _band_dict(values: Sequence[float]) -> dict[str, float]:
     return {name: float(v) for (name, _, _), v in zip(BANDS, values, strict=True)}
 
 
-def _hist_edges(bins: int) -> np.ndarray:
-    return np.linspace(0.0, 2.0, bins + 1)
-
-
 def _eigh(adj: sp.spmatrix) -> tuple[np.ndarray, np.ndarray]:
     lam, vec = scipy.linalg.eigh(laplacian(adj).toarray(), driver="evd")
     return np.clip(lam, 0.0, 2.0), vec
-
-
-def eigen_energy(adj: sp.spmatrix, signal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Exact eigenvalues of ``L`` and the signal's energy ``Σ_c (u_i·y_c)²`` at each."""
-    lam, vec = _eigh(adj)
-    coef = vec.T @ np.asarray(signal, dtype=np.float64).reshape(adj.shape[0], -1)
-    return lam, (coef ** 2).sum(axis=1)
 
 
 def _exact_result(lam: np.ndarray, vec: np.ndarray, signal: np.ndarray,
@@ -525,7 +432,7 @@ def _exact_result(lam: np.ndarray, vec: np.ndarray, signal: np.ndarray,
     total = float(e.sum())
     null = (1.0 - (vec.sum(axis=0) ** 2) / n) / (n - 1) if n > 1 else np.full(n, math.nan)
     b = band_of(lam)
-    edges = _hist_edges(bins)
+    edges = np.linspace(0.0, 2.0, bins + 1)
     pos = np.clip(np.searchsorted(edges, lam + _SNAP, side="right") - 1, 0, bins - 1)
     if total > 0:
         energy = np.bincount(pos, weights=e, minlength=bins) / total
@@ -553,7 +460,9 @@ def jackson_kernel(order: int) -> np.ndarray:
 
 
 def indicator_coefficients(lo: float, hi: float, order: int) -> np.ndarray:
-    """Chebyshev coefficients (in ``x = λ - 1``) of the indicator of ``λ ∈ [lo, hi]``."""
+    r"""Chebyshev coefficients (in ``x = λ - 1``) of the indicator of ``λ ∈ [lo, hi]``:
+    :math:`c_0 = (\theta_a - \theta_b)/\pi`,
+    :math:`c_k = 2(\sin k\theta_a - \sin k\theta_b)/(k\pi)`, :math:`\theta = \arccos x`."""
     ta, tb = math.acos(np.clip(lo - 1.0, -1, 1)), math.acos(np.clip(hi - 1.0, -1, 1))
     k = np.arange(1, order)
     return np.concatenate([[(ta - tb) / math.pi],
@@ -586,15 +495,12 @@ def _interval_masses(moments: np.ndarray, intervals: Sequence[tuple[float, float
 def spectral_energy_chebyshev(adj: sp.spmatrix, signal: np.ndarray, order: int = CHEB_ORDER,
                               bins: int = HIST_BINS, probes: int = 16,
                               seed: int = 0) -> SpectralEnergy:
-    r""":class:`SpectralEnergy` by the Jackson-damped Chebyshev expansion (module docstring).
-
-    Band energies use the exact moments of ``signal``. The eigenvalue mass needs a trace,
-    estimated with ``probes`` seeded Rademacher vectors; the permutation ``baseline`` is then
-    :math:`(n\, m_B - \mathbf 1^\top P_B \mathbf 1 / n)/(n-1)` (the second term from the exact
-    moments of the constant vector).
-    """
+    r""":class:`SpectralEnergy` by the Jackson-damped Chebyshev expansion: a band's energy is
+    :math:`\sum_k g_k c_k \mu_k` with the exact moments of ``signal``. The eigenvalue mass
+    :math:`m_B` needs a trace, estimated with ``probes`` seeded Rademacher vectors; the
+    ``baseline`` is :math:`(n\, m_B - \mathbf 1^\top P_B \mathbf 1 / n)/(n-1)`."""
     n = adj.shape[0]
-    edges = _hist_edges(bins)
+    edges = np.linspace(0.0, 2.0, bins + 1)
     band_iv = [(lo, hi) for _, lo, hi in BANDS]
     hist_iv = list(zip(edges[:-1], edges[1:], strict=True))
 
@@ -644,14 +550,17 @@ def spectral_energy(adj: sp.spmatrix, signal: np.ndarray, method: str = "auto",
                              bins)["signal"]
 
 
+def sample_graphs(graphs: Sequence[Any], count: int, seed: int) -> list[Any]:
+    """``count`` of ``graphs`` (all if fewer), drawn without replacement, in their order."""
+    take = np.random.default_rng(seed).choice(len(graphs), min(count, len(graphs)),
+                                              replace=False)
+    return [graphs[int(i)] for i in np.sort(take)]
+
+
 def mean_spectral_energy(items: Iterable[tuple[sp.spmatrix, np.ndarray]],
                          bins: int = HIST_BINS) -> dict[str, Any]:
-    """Exact :class:`SpectralEnergy` per graph, averaged over graphs (each graph weighs the same).
-
-    Graphs whose centred signal is zero (e.g. one class only) are skipped and counted. Returns
-    band means and standard deviations over graphs, the mean baseline and eigenvalue mass, and
-    the mean histograms.
-    """
+    """Exact :class:`SpectralEnergy` per graph, averaged over graphs (each weighs the same);
+    graphs whose centred signal is zero (one class only) are skipped and counted."""
     results = []
     skipped = 0
     for adj, sig in items:
