@@ -1,39 +1,7 @@
-"""Prove the GPU path on this machine: one ``PASS|FAIL|SKIP <check> <detail>`` line per check.
-
-    python -m scripts.gpu_check [--quick]
-
-Run from the project root on a machine with a CUDA GPU (about 3 minutes on an H200; longer
-with the compiler's cache empty). Without a GPU it says so in one line and exits 0. Exit
-status 1 when any check fails. The checks:
-
-* ``env``: GPU, torch, CUDA, and the packages the project needs (a missing one is named).
-* ``csr_product``: the CSR × dense product on CUDA against a dense reference — float32/64,
-  int32/int64 indices, ``beta`` 0 and 1 with a NaN-filled ``out``, unsorted and repeated column
-  indices, empty matrices — and the stored-transpose backward (gradcheck).
-* ``primitives``: every message-passing primitive, CUDA against CPU in float64.
-* ``autogcn_layer``: the layer on CPU and GPU in float64 across modes, gates, filter subsets,
-  both computation orders and two banks — outputs, gradients, BatchNorm statistics.
-* ``models``: every model at every task level, one training step on CPU and on GPU (float64):
-  losses, gradients and updated weights.
-* ``compiled``: ``params.compile`` on the GPU (``train/compilation.py``): AutoGCN and GCN at
-  their published configs, node and graph level, each against a deep copy of itself with its
-  regions compiled, in train mode on the same batch — outputs, losses, every gradient and the
-  BatchNorm statistics equal within float32 tolerance; then interleaved epochs over batches of
-  two sizes, which must not compile anything new (no recompilation per batch), report
-  compiled/eager epoch time and the compile warm-up. SKIP, with the reason, where compiling
-  cannot work (no Triton, an old torch): training then runs eagerly.
-* ``sync_free_step``: AutoGCN and GCN at their published ZINC configs, eager and compiled, train
-  through the runner's own loop (``GraphBatches.train_step``) under
-  ``torch.cuda.set_sync_debug_mode("error")`` after a warm-up epoch: no step waits for the GPU
-  (metrics are read back once per epoch, graphs are not re-validated per batch).
-* ``main_<task>``: each main script, 2 epochs on tiny data with ``--gpu_id 0`` (the results say
-  cuda), then ``evaluate_checkpoint.py --use_gpu`` reproducing the run's metrics.
-* ``sweep``: a one-cell sweep with ``--gpus 0``.
-* ``benchmark``: ``python -m scripts.bench autogcn --device cuda`` prints its ratios,
-  AutoGCN/GCN in the default mode and compiled/eager per model.
-
-The checks are also collected by ``tests/test_gpu.py`` (skipped where CUDA is absent).
-"""
+"""Prove the GPU path on this machine: ``python -m scripts.gpu_check [--quick]`` prints one
+``PASS|FAIL|SKIP <check> <detail>`` line per check and a summary; exit 1 when a check fails.
+Without a GPU it says so in one line and exits 0. The checks, and what they found on an H200:
+docs/performance.md, "The GPU check"; ``tests/test_gpu.py`` runs the in-process ones on the CPU."""
 
 from __future__ import annotations
 
@@ -48,6 +16,7 @@ import tempfile
 import time
 import traceback
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from train.interrupts import startup
@@ -295,10 +264,6 @@ def check_models(device: str = "cuda") -> str:
     return f"{count} model x task-level pairs, one SGD step each, float64"
 
 
-#: The published configs the compiled check builds, each on SBM_CLUSTER graphs: a node-level
-#: net and a graph-level one (mean readout, one regression output).
-COMPILED_CONFIGS = {"node": "configs/SBMs_node_clustering_{}_CLUSTER.json",
-                    "graph": "configs/molecules_graph_regression_{}_ZINC.json"}
 #: Largest difference allowed between compiled and eager, relative to the largest magnitude of
 #: the tensor compared (of all gradients, for a gradient): float32 sums over thousands of nodes
 #: and eight layers, in another order in the fused kernels, differ by far more than a rounding.
@@ -307,25 +272,22 @@ F32_SCALED = 1e-3
 
 def check_compiled(device: str = "cuda", graphs: int = 256, epochs: int = 3,
                    models: tuple[str, ...] = ("AUTOGCN", "GCN")) -> str:
-    """Compiled against eager (``train/compilation.py``) on ``device``: per model and task level,
-    a net at its published config and a deep copy with its regions compiled, in train mode on
-    the same batch, give equal outputs, losses, gradients and BatchNorm statistics (float32
-    tolerance); then ``epochs`` interleaved Adam epochs over ``graphs`` SBM_CLUSTER graphs in
-    two batches of different sizes time both, and no graph may be compiled during them (a
-    recompilation per batch shape). Reports compiled/eager epoch time and the warm-up (the
-    compiled net's first step less its typical one)."""
-    import copy
-    import statistics
-
+    """Compiled against eager (``train/compilation.py``) on ``device``: per model and task level
+    (SBM_CLUSTER graphs through the node-level SBM_CLUSTER config and the graph-level ZINC one),
+    a net at its published config and a copy with its regions compiled agree on one step
+    (:func:`_same_step`); then ``epochs`` interleaved Adam epochs over ``graphs`` graphs in two
+    batches of different sizes time both, and none may compile a graph (a recompilation per
+    batch shape). Reports compiled/eager epoch time and the warm-up (the compiled net's first
+    step less its typical one)."""
     import torch
     import torch._inductor.config
 
     from data.sbm import generate_sbm_split, sbm_config
     from nets.gnn_net import NetIO
-    from nets.registry import build_net, uses_self_loops
+    from nets.registry import uses_self_loops
     from scripts.bench.autogcn import make_batches
+    from scripts.bench.timing import interleave, published, twins
     from train import compilation
-    from train.config import load_config
 
     dev = torch.device(device)
     why_not = compilation.unavailable(dev)
@@ -335,25 +297,33 @@ def check_compiled(device: str = "cuda", graphs: int = 256, epochs: int = 3,
     split = generate_sbm_split("SBM_CLUSTER", "train", n=max(graphs, 2))
     sizes = max(graphs * 2 // 3, 1)  # two batches of different sizes (dynamic shapes)
     notes, worst = [], 0.0
+
+    def epoch(net: torch.nn.Module, opt: torch.optim.Optimizer, batches: list) -> None:
+        for g, h, _, snorm in batches:
+            opt.zero_grad()
+            (net(g, h, snorm).float() ** 2).mean().backward()
+            opt.step()
+
     # dropout masks drawn as eager draws them, should a config use dropout
     with torch._inductor.config.patch(fallback_random=True):
-        for (level, pattern), model in itertools.product(COMPILED_CONFIGS.items(), models):
-            cfg = load_config(ROOT / pattern.format(model))
-            data = split.with_self_loops() if uses_self_loops(model, cfg["net_params"]) \
-                else split
-            batches = make_batches(data, sizes, dev)
+        for (level, dataset), model in itertools.product(
+                (("node", "SBM_CLUSTER"), ("graph", "ZINC")), models):
+            cfg = published(dataset, model)
+            loops = uses_self_loops(model, cfg["net_params"])
+            batches = make_batches(split.with_self_loops() if loops else split, sizes, dev)
             io = NetIO(level, "embedding", sbm.vocab_size, sbm.num_classes if level == "node"
                        else 1)
-            torch.manual_seed(0)
-            net = build_net(model, io, cfg["net_params"]).to(dev)
-            twin = copy.deepcopy(net)
-            compilation.compile_regions(twin)
+            nets = twins(model, cfg, io, dev, (False, True))
             what = f"{model} {level}"
-            first, diff = _same_step(net, twin, batches[0], dev, what)
+            first, diff = _same_step(nets[False], nets[True], batches[0], dev, what)
             worst = max(worst, diff)
-            times = _timed_epochs({"eager": net, "compiled": twin}, batches, epochs, dev,
-                                  what)
-            eager, comp = (statistics.median(times[k]) for k in ("eager", "compiled"))
+            # the first epoch is untimed: the second batch size may compile there
+            t = interleave({m: partial(epoch, net, torch.optim.Adam(net.parameters(), lr=1e-3),
+                                       batches) for m, net in nets.items()}, epochs, dev)
+            grown = sum(t.recompiled.values())
+            assert grown == 0, f"{what}: {grown} graph(s) compiled during the timed epochs " \
+                "(a recompilation per batch shape)"
+            eager, comp = t.median(False), t.median(True)
             warm = max(first - comp / len(batches), 0.0)
             notes.append(f"{what} compiled/eager {comp / eager:.2f} ({eager / comp:.2f}x), "
                          f"warm-up {warm:.1f} s")
@@ -362,9 +332,10 @@ def check_compiled(device: str = "cuda", graphs: int = 256, epochs: int = 3,
 
 
 def _same_step(net, twin, batch, dev, what: str) -> tuple[float, float]:
-    """One forward and backward of ``net`` and of its compiled ``twin`` on ``batch``, compared
-    (outputs, loss, every gradient, BatchNorm statistics); returns the compiled step's seconds
-    (its first call compiles) and the largest difference relative to the tensor's scale."""
+    """One forward and backward of ``net`` and of its compiled ``twin`` on ``batch``, in train
+    mode, compared: outputs, loss, every gradient and the BatchNorm statistics within
+    :data:`F32_SCALED`. Returns the compiled step's seconds (its first call compiles) and the
+    largest difference relative to the tensor's scale."""
     import torch
 
     from scripts.bench.timing import timed
@@ -416,46 +387,19 @@ def _same_step(net, twin, batch, dev, what: str) -> tuple[float, float]:
     return seconds, worst
 
 
-def _timed_epochs(nets: dict, batches: list, epochs: int, dev, what: str
-                  ) -> dict[str, list[float]]:
-    """Adam epochs over ``batches``, the nets alternating, after one untimed epoch each;
-    seconds per net. Fails if a graph is compiled during the timed epochs."""
-    import torch
-
-    from scripts.bench.timing import compile_counters, timed
-
-    opts = {k: torch.optim.Adam(m.parameters(), lr=1e-3) for k, m in nets.items()}
-    times: dict[str, list[float]] = {k: [] for k in nets}
-
-    def epoch(k: str) -> None:
-        for g, h, _, snorm in batches:
-            opts[k].zero_grad()
-            (nets[k](g, h, snorm).float() ** 2).mean().backward()
-            opts[k].step()
-
-    for k in nets:
-        epoch(k)  # untimed: the second batch size may compile
-    start = compile_counters()[0]
-    for i in range(epochs):
-        for k in (list(nets) if i % 2 else list(nets)[::-1]):
-            times[k].append(timed(lambda k=k: epoch(k), dev))
-    grown = compile_counters()[0] - start
-    assert grown == 0, f"{what}: {grown} graph(s) compiled during the timed epochs " \
-        "(a recompilation per batch shape)"
-    return times
-
-
 def check_sync_free_step(device: str = "cuda", tmp: Path | None = None,
                          modes: tuple[bool, ...] = (False, True)) -> str:
-    """Training steps with no host synchronisation (see the module docstring), eager and
-    compiled (``modes``). On the CPU the same steps run without the sync check (the CPU twin of
-    ``tests/test_sync_free_step.py``)."""
+    """AutoGCN and GCN at their published ZINC configs, eager and compiled (``modes``), train
+    through the runner's loop (``GraphBatches.train_step``) under
+    ``torch.cuda.set_sync_debug_mode("error")`` after a warm-up epoch: no step waits for the
+    GPU. On the CPU the same steps run without the sync check (``tests/test_sync_free_step.py``)."""
     import torch
 
     from nets.registry import build_net, optimizer_groups
+    from scripts.bench.timing import published
     from tests import data_writers as W
     from train import compilation
-    from train.config import apply_overrides, load_config
+    from train.config import apply_overrides
     from train.runner import load_data
     from train.tasks import ZINC
 
@@ -463,9 +407,8 @@ def check_sync_free_step(device: str = "cuda", tmp: Path | None = None,
         W.write_tiny_zinc(Path(name), {"train": 48, "val": 8, "test": 8})
         dev, steps = torch.device(device), 0
         for model, compiled in itertools.product(("AUTOGCN", "GCN"), modes):
-            cfg = apply_overrides(
-                load_config(ROOT / f"configs/molecules_graph_regression_{model}_ZINC.json"),
-                {"data_dir": name, "batch_size": "16", "loader_workers": "0"})
+            cfg = apply_overrides(published("ZINC", model), {
+                "data_dir": name, "batch_size": "16", "loader_workers": "0"})
             _, io, make_loop = load_data(ZINC, cfg)
             loop = make_loop(0, 1, dev)
             net = build_net(model, io, cfg["net_params"]).to(dev)
@@ -498,32 +441,36 @@ def _run(cmd: list[str], timeout: int = 240) -> subprocess.CompletedProcess:
     return proc
 
 
+#: Per main script (``main_<task>.py``): its config, the tiny data written for it (a writer
+#: of tests/data_writers.py and its arguments, or None: generated by the script) and the
+#: options that keep it small; ``{tmp}`` is the check's folder.
+MAIN_RUNS = {
+    "SBMs_node_classification": ("SBMs_node_clustering_AUTOGCN_PATTERN", "sbm", None,
+                                 ["--max_graphs", "16", "--batch_size", "8"]),
+    "molecules_graph_regression": ("molecules_graph_regression_AUTOGCN_ZINC", "zinc",
+                                   ("write_tiny_zinc", {"train": 24, "val": 8, "test": 8}),
+                                   ["--batch_size", "8"]),
+    # validation = the first 5000 training images
+    "superpixels_graph_classification": (
+        "superpixels_graph_classification_AUTOGCN_MNIST", "mnist", ("write_mnist", 5012, 12),
+        ["--cache_dir", "{tmp}/cache", "--max_graphs", "12", "--batch_size", "4"]),
+    "node_classification": ("node_classification_AUTOGCN_SQUIRREL", "squirrel",
+                            ("write_squirrel",), []),
+}
+
+
 def _main_script(task: str, tmp: Path) -> str:
     """Train 2 epochs on tiny data with --gpu_id 0, then evaluate the checkpoint on the GPU."""
     from tests import data_writers as W
 
-    small = ["--epochs", "2", "--L", "2", "--hidden_dim", "16", "--runs", "1"]
+    config, data, writer, options = MAIN_RUNS[task]
+    if writer:
+        getattr(W, writer[0])(tmp / data, *writer[1:])
     out = tmp / f"out_{task}"
-    if task == "SBMs_node_classification":
-        script, config = "main_SBMs_node_classification.py", "SBMs_node_clustering_AUTOGCN_PATTERN"
-        data = ["--data_dir", str(tmp / "sbm"), "--max_graphs", "16", "--batch_size", "8"]
-    elif task == "molecules_graph_regression":
-        W.write_tiny_zinc(tmp / "zinc", {"train": 24, "val": 8, "test": 8})
-        script, config = "main_molecules_graph_regression.py", \
-            "molecules_graph_regression_AUTOGCN_ZINC"
-        data = ["--data_dir", str(tmp / "zinc"), "--batch_size", "8"]
-    elif task == "superpixels_graph_classification":
-        W.write_mnist(tmp / "mnist", 5012, 12)  # validation = the first 5000 training images
-        script, config = "main_superpixels_graph_classification.py", \
-            "superpixels_graph_classification_AUTOGCN_MNIST"
-        data = ["--data_dir", str(tmp / "mnist"), "--cache_dir", str(tmp / "cache"),
-                "--max_graphs", "12", "--batch_size", "4"]
-    else:
-        W.write_squirrel(tmp / "squirrel")
-        script, config = "main_node_classification.py", "node_classification_AUTOGCN_SQUIRREL"
-        data = ["--data_dir", str(tmp / "squirrel")]
-    _run([sys.executable, script, "--config", f"configs/{config}.json", "--gpu_id", "0",
-          "--out_dir", str(out), *small, *data])
+    _run([sys.executable, f"main_{task}.py", "--config", f"configs/{config}.json", "--gpu_id",
+          "0", "--out_dir", str(out), "--epochs", "2", "--L", "2", "--hidden_dim", "16",
+          "--runs", "1", "--data_dir", str(tmp / data),
+          *(option.format(tmp=tmp) for option in options)])
     (folder,) = [p for p in out.iterdir() if p.is_dir()]
     res = json.loads((folder / "results.json").read_text())
     assert res["status"] == "complete", f"status {res['status']}"
@@ -594,8 +541,7 @@ def _main(argv: list[str] | None) -> int:
             ("models", check_models), ("compiled", check_compiled),
             ("sync_free_step", lambda: check_sync_free_step("cuda", tmp))]
         if not args.quick:
-            for task in ("SBMs_node_classification", "molecules_graph_regression",
-                         "superpixels_graph_classification", "node_classification"):
+            for task in MAIN_RUNS:
                 checks.append((f"main_{task}", lambda t=task: _main_script(t, tmp)))
             checks += [("sweep", lambda: check_sweep(tmp)),
                        ("benchmark", lambda: check_benchmark(tmp))]

@@ -36,7 +36,7 @@ def bench_args(zinc_dir, *extra: str):
 
 def test_both_modes_start_from_the_same_weights(zinc_dir, stand_in_compiler):
     args = autogcn.build_parser().parse_args(bench_args(zinc_dir))
-    split, io, _ = autogcn.load_train_split("ZINC", 4, args)
+    split, io, _ = autogcn.load_split("ZINC", 4, args)
     cands = autogcn.build_candidates("ZINC", split, io, args, torch.device("cpu"),
                                        (False, True))
     assert [c.name for c in cands] == ["AutoGCN-eager", "AutoGCN-compiled", "GCN-eager",

@@ -1,18 +1,6 @@
-"""What saving a run's state after every epoch (``--resume``, train/run_folder.py) costs,
-against the epoch it follows.
-
-    OMP_NUM_THREADS=1 python -m scripts.bench state --zinc_dir DIR [--max_graphs 1000]
-        [--sbm_graphs 100] [--epochs 3] [--device cpu|cuda]
-
-Trains AutoGCN at its published ZINC and SBM_PATTERN configs through the main scripts' own code
-(``train.runner``; SBM_PATTERN generated on the spot into a temporary folder), timing every
-state capture, encoding and write (``run_state``, ``state_bytes`` and the atomic write of
-``train/run_folder.py``: weights, optimiser, best weights, random states, digest), and prints
-per dataset the state's size, the mean save time, the mean epoch (training + validation + test)
-and their ratio. The state does not grow with the data
-while the epoch does, so a subset of the training graphs (``--max_graphs``) overstates the
-ratio of a full run. Bad input exits 2 with one line.
-"""
+"""What saving a run's state after every epoch (``--resume``, train/run_folder.py) costs against
+the epoch it follows, for AutoGCN trained by ``train.runner`` at its published ZINC and
+SBM_PATTERN configs: ``python -m scripts.bench state --help``; docs/performance.md."""
 
 from __future__ import annotations
 
@@ -24,13 +12,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from scripts import cli
-from scripts.bench.timing import add_device
+from scripts.bench.timing import new_parser
 from train import run_folder, runner
 from train.checkpoint import STATE_FILE
 from train.errors import run_tool
 from train.tasks import SBM, ZINC
 
-PROG = "python -m scripts.bench state"
 CONFIGS = {"ZINC": (ZINC, "configs/molecules_graph_regression_AUTOGCN_ZINC.json"),
            "SBM_PATTERN": (SBM, "configs/SBMs_node_clustering_AUTOGCN_PATTERN.json")}
 
@@ -79,7 +66,7 @@ def measure(name: str, data_dir: str, graphs: int, epochs: int, device: str, tmp
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    parser = cli.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    parser = new_parser("state", __doc__, "device")
     parser.add_argument("--zinc_dir", required=True, type=cli.data_folder, metavar="DIR",
                         help="the ZINC pickles")
     parser.add_argument("--max_graphs", type=cli.int_in(1, cli.MAX_GRAPHS), default=1000,
@@ -87,7 +74,6 @@ def _main(argv: Sequence[str] | None) -> int:
     parser.add_argument("--sbm_graphs", type=cli.int_in(1, cli.MAX_GRAPHS), default=100,
                         help="SBM_PATTERN graphs per split (generated)")
     parser.add_argument("--epochs", type=cli.int_in(1, cli.MAX_EPOCHS), default=3)
-    add_device(parser)
     args = parser.parse_args(argv)
     logging.getLogger("autogcn").setLevel(logging.WARNING)
     with tempfile.TemporaryDirectory(prefix="state_cost_") as name:

@@ -1,25 +1,24 @@
-"""What the benchmarks share: the clock, interleaved timing, the compile modes measured and the
-ratio lines they print, and their common options.
-
-Candidates are timed alternately, the order rotated each round (:func:`rotated_rounds`), so a
-load change on the machine hits them alike. ``--clock cpu`` times the process's CPU time instead
-of wall time: on a machine shared with other jobs it is the steadier measure (a waiting process
-uses no CPU time; with more than one thread it sums them). ``--compile off`` measures eager
-only, ``on`` compiled only, ``both`` (default) both; where compiling cannot work here (old
-torch, no C++ compiler, no Triton) one line says why and only eager is measured.
-"""
+"""What the benchmarks share: the clock, the interleaved timing loop, the published configs and
+the nets built from them, the ratio lines they print and their common options (the method:
+docs/performance.md, "How the benchmarks measure")."""
 
 from __future__ import annotations
 
 import argparse
+import copy
 import logging
 import math
+import statistics
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
+from torch import nn
 
+from nets.gnn_net import NetIO
+from nets.registry import build_net
 from scripts import cli
 from train import compilation
 from train.config import load_config
@@ -35,6 +34,23 @@ PUBLISHED_S_PER_EPOCH = {"SBM_CLUSTER": (20.40, 14.76), "ZINC": (4.88, 3.29),
                          "MNIST": (59.39, 47.93)}
 FULL_TRAIN_GRAPHS = {"SBM_CLUSTER": 10000, "ZINC": 10000, "MNIST": 55000}
 COMPILE_CHOICES = {"both": (False, True), "on": (True,), "off": (False,)}
+#: What :func:`timed` reads (``--clock``): wall time, or the process's CPU time, which a
+#: shared machine's other jobs do not inflate (they take turns on the cores, and a waiting
+#: process uses no CPU time); CPU time sums the process's threads.
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+_clock = CLOCKS["wall"]
+#: The options several benchmarks take, spelt once (:func:`new_parser`).
+OPTIONS = {
+    "compile": dict(choices=list(COMPILE_CHOICES), default="both",
+                    help="measure each model eager and compiled (both, the default), compiled "
+                         "only (on) or eager only (off)"),
+    "clock": dict(choices=list(CLOCKS), default="wall",
+                  help="wall time (default) or the process's CPU time, steadier on a machine "
+                       "shared with other jobs (CPU only)"),
+    "device": dict(type=cli.device_name, default="cpu", help="cpu, cuda or cuda:N (default cpu)"),
+    "zinc_dir": dict(type=cli.data_folder, default="datasets/ZINC", metavar="DIR",
+                     help="folder of the ZINC raw pickles"),
+}
 # The compiler loads torch's C++-extension helper, which warns on a machine without CUDA that
 # it found no CUDA runtime: irrelevant to a CPU benchmark, and a GPU machine never sees it.
 logging.getLogger("torch.utils.cpp_extension").addFilter(
@@ -51,46 +67,56 @@ def described(device: torch.device) -> str:
         f"CPU, {torch.get_num_threads()} thread(s)"
 
 
-# ----------------------------------------------------------------------------- options
-def add_compile(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--compile", choices=list(COMPILE_CHOICES), default="both",
-                        help="measure each model eager and compiled (both, the default), "
-                             "compiled only (on) or eager only (off)")
+def new_parser(name: str, doc: str, *common: str) -> argparse.ArgumentParser:
+    """The parser of ``python -m scripts.bench NAME``, with the :data:`OPTIONS` named."""
+    out = cli.ArgumentParser(prog=f"python -m scripts.bench {name}",
+                             description=doc.split("\n\n")[0])
+    for option in common:
+        out.add_argument(f"--{option}", **OPTIONS[option])
+    return out
 
 
-def add_clock(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--clock", choices=list(CLOCKS), default="wall",
-                        help="wall time (default) or the process's CPU time, steadier on a "
-                             "machine shared with other jobs (CPU only)")
-
-
-def add_device(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--device", type=cli.device_name, default="cpu",
-                        help="cpu, cuda or cuda:N (default cpu)")
-
-
-def add_zinc_dir(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--zinc_dir", type=cli.data_folder, default="datasets/ZINC",
-                        metavar="DIR", help="folder of the ZINC raw pickles")
-
-
-# ----------------------------------------------------------------------------- compile modes
-def modes_to_measure(setting: str, device: torch.device) -> tuple[tuple[bool, ...], str | None]:
-    """The modes ``--compile`` asks for that can run here (False eager, True compiled), and a
-    line saying why compiled is left out where it cannot run."""
-    wanted = COMPILE_CHOICES[setting]
-    if True not in wanted:
-        return wanted, None
-    why_not = compilation.unavailable(device)
+def start(args: argparse.Namespace) -> tuple[torch.device, tuple[bool, ...]]:
+    """The device, the clock selected, and the modes ``--compile`` asks for that can run here
+    (False eager, True compiled; without ``--compile``, both); one line says why compiled is
+    left out where it cannot run."""
+    device = torch.device(args.device)
+    set_clock(args.clock, device)
+    wanted = COMPILE_CHOICES[getattr(args, "compile", "both")]
+    why_not = compilation.unavailable(device) if True in wanted else None
     if why_not is None:
-        return wanted, None
-    return (False,), f"compile: unavailable on {device} ({why_not}); measuring eager only"
+        return device, wanted
+    print(f"compile: unavailable on {device} ({why_not}); measuring eager only", flush=True)
+    return device, (False,)
+
+
+# ----------------------------------------------------------------------------- the nets
+def published(dataset: str, model: str) -> dict:
+    """``model``'s published config for ``dataset``."""
+    return load_config(ROOT / CONFIGS[dataset].format(model))
+
+
+def twins(model: str, cfg: dict, io: NetIO, device: torch.device, modes: tuple[bool, ...],
+          seed: int = 0) -> dict[bool, nn.Module]:
+    """Per mode, ``model`` built once from ``cfg`` and ``seed`` and copied, the compiled copy
+    with its regions compiled (``train/compilation.py``): both start from the same weights."""
+    if True in modes:
+        # Each model compiles as in a run of its own: a fair warm-up, and the variants of the
+        # shared regions (widths, flags) built for earlier models do not pile up to the
+        # compiler's recompile limit, past which a region runs eagerly.
+        torch._dynamo.reset()
+    torch.manual_seed(seed)
+    net = build_net(model, io, cfg["net_params"]).to(device)
+    nets = {compiled: copy.deepcopy(net) for compiled in modes}
+    if True in nets:
+        compilation.compile_regions(nets[True])
+    return nets
 
 
 def full_run_steps(dataset: str, model: str) -> tuple[int, int, int]:
     """Epochs, batches per epoch and optimiser steps of a full training run at the published
     config (every training graph, the config's batch size)."""
-    params = load_config(ROOT / CONFIGS[dataset].format(model))["params"]
+    params = published(dataset, model)["params"]
     batches = math.ceil(FULL_TRAIN_GRAPHS[dataset] / params["batch_size"])
     return params["epochs"], batches, params["epochs"] * batches
 
@@ -154,13 +180,6 @@ def sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-#: What :func:`timed` reads (``--clock``): wall time, or the process's CPU time, which a
-#: shared machine's other jobs do not inflate (they take turns on the cores, and a waiting
-#: process uses no CPU time); CPU time sums the process's threads.
-CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
-_clock = CLOCKS["wall"]
-
-
 def set_clock(name: str, device: torch.device) -> None:
     """Select :data:`CLOCKS` ``name``; CPU time says nothing of GPU work, so ``cpu`` is refused
     on CUDA."""
@@ -171,7 +190,7 @@ def set_clock(name: str, device: torch.device) -> None:
     _clock = CLOCKS[name]
 
 
-def timed(fn: Callable[[], None], device: torch.device) -> float:
+def timed(fn: Callable[[], object], device: torch.device) -> float:
     sync(device)
     t0 = _clock()
     fn()
@@ -185,3 +204,42 @@ def rotated_rounds(items: list, repeats: int) -> Iterator:
     for r in range(repeats):
         k = r % len(items)
         yield from items[k:] + items[:k]
+
+
+@dataclass
+class Timings:
+    """What :func:`interleave` measured, by candidate."""
+
+    first: dict = field(default_factory=dict)  # seconds of the first, untimed call
+    times: dict = field(default_factory=dict)  # seconds of every timed call
+    cache: dict = field(default_factory=dict)  # compiler cache hits, misses in the first call
+    recompiled: dict = field(default_factory=dict)  # graphs compiled during the timed calls
+
+    def median(self, key: Hashable) -> float:
+        return statistics.median(self.times[key])
+
+    def warm_up(self, key: Hashable) -> float:
+        """The first call's excess over a timed one: for a compiled candidate, the compiler."""
+        return max(self.first[key] - self.median(key), 0.0)
+
+    def medians(self) -> dict:
+        return {key: self.median(key) for key in self.times}
+
+
+def interleave(steps: dict[Hashable, Callable[[], object]], repeats: int, device: torch.device,
+               untimed: int = 1) -> Timings:
+    """Call each step ``untimed`` times (the first timed apart: its compile warm-up), then time
+    ``repeats`` :func:`rotated_rounds` of them, counting the graphs compiled meanwhile."""
+    out = Timings(times={key: [] for key in steps}, recompiled=dict.fromkeys(steps, 0))
+    for key, fn in steps.items():
+        before = compile_counters()
+        out.first[key] = timed(fn, device)
+        after = compile_counters()
+        out.cache[key] = (after[1] - before[1], after[2] - before[2])
+        for _ in range(untimed - 1):
+            fn()
+    for key in rotated_rounds(list(steps), repeats):
+        before = compile_counters()[0]
+        out.times[key].append(timed(steps[key], device))
+        out.recompiled[key] += compile_counters()[0] - before
+    return out
