@@ -39,7 +39,7 @@ class AutoGCNConv(Explainable):
     with Automatic Filtering <https://arxiv.org/abs/2107.04755>`__ (Wu, Pan, Long, Jiang,
     Zhang): a bank of learned low-, middle- and high-pass filters combined by a gate.
 
-    With :math:`\tilde A = D^{-1/2} A D^{-1/2}` (see *Normalisation* below) and :math:`\lambda`
+    With :math:`\tilde A = D^{-1/2} A D^{-1/2}` (*Normalisation* below) and :math:`\lambda`
     the eigenvalues of :math:`L = I - \tilde A` — real and in :math:`[0, 2]` on an undirected
     graph; on a directed one (the superpixel kNN graphs) :math:`\tilde A` is similar to
     :math:`D^{-1} A`, so they lie in the complex disc :math:`|\lambda - 1| \le 1` and are often
@@ -86,55 +86,11 @@ class AutoGCNConv(Explainable):
     products on ``2·in`` columns) or projects it first (``4·out`` columns), whichever is
     cheaper (:func:`~autogcn.propagation.cheaper_to_propagate_first`); both give the same output.
 
-    **Normalisation** (the defaults ``normalize=True, add_self_loops=False``).
-    :math:`\tilde A_{vu} = s_v\, w_{u \to v}\, s_u` with
-    :math:`s_v = \deg^{in}(v)^{-1/2}`: the in-degree (weighted by ``edge_weight`` when given,
-    else the count of incoming edges, repeated edges included) normalises *both* sides, the
-    receiver's and the sender's, as in the authors' release. No self-loops are added: the
-    kernels hold their own :math:`I` terms, and a loop would move the spectrum the filters are
-    defined on. A node whose in-degree is 0 gets :math:`s_v = 1`: it receives nothing, and what
-    it sends is not rescaled. PyG's ``gcn_norm`` (``GCNConv``) differs in two ways: it adds
-    self-loops by default, and it gives zero-in-degree nodes :math:`s_v = 0`, so their
-    messages vanish. Hence :math:`\tilde A` equals
-    ``gcn_norm(edge_index, edge_weight, add_self_loops=False)`` on every graph where each node
-    that sends also receives (any undirected graph, e.g. Planetoid's), and differs on the edges
-    out of nodes without incoming edges. ``add_self_loops=True`` appends one loop of weight 1
-    per node before normalising (as ``torch_geometric.utils.add_self_loops``; existing loops are
-    kept); ``normalize=False`` uses the (weighted) adjacency itself, :math:`\tilde A = A`. Both
-    change the operator whose spectrum :meth:`frequency_response` is written in.
-
-    **Graph inputs.** ``edge_index`` ``(2, E)`` with an optional ``edge_weight`` ``(E,)``; a
-    ``torch.sparse`` ``adj_t`` (COO or CSR, row = target, values = weights); a
-    ``torch_sparse.SparseTensor`` ``adj_t``; or a :class:`~autogcn.graph.Graph`
-    (:mod:`autogcn.inputs`). All give the same output.
-
-    **Checks.** Bad input raises one ``ValueError``/``TypeError`` naming the argument: the
-    width, rank, dtype and device of ``x`` (also a dtype torch's sparse kernels lack on the
-    device), the graph's form, size and device, and non-finite hyperparameters. Node ids and
-    negative or non-finite edge weights are checked where that costs no device sync and no
-    graph break (CPU tensors in eager mode, :func:`~autogcn.graph.can_read_values`); a graph
-    on a GPU is checked once where it is built (:class:`~autogcn.graph.Graph`). ``forward``
-    never reads a value back from the device, and ``torch.compile(conv, fullgraph=True)``
-    compiles it in one graph, cached or not.
-
-    **Cache.** ``cached=True`` keeps the normalised operator of the last graph seen, like PyG's
-    ``cached=True``, and pays off when every call sees the same graph (transductive node
-    classification). Unlike PyG's, it is checked, not trusted: it is reused only while the
-    *same* graph object (``edge_index``, adjacency or :class:`~autogcn.graph.Graph`), the same
-    ``edge_weight`` tensor and the same node count come in, and, in eager mode, neither tensor
-    was modified in place (torch's version counter, which a compiled graph cannot read); any
-    other graph rebuilds it, so a changing graph is never served a stale operator (it is only
-    not sped up). The cache holds references to the tensors it was built from.
-    ``reset_parameters()`` clears it. A :class:`~autogcn.graph.Graph` input with the default
-    flags and no ``edge_weight`` needs no cache: its operator is kept on the graph itself (and
-    dropped when the graph is edited in place, :mod:`autogcn.graph`).
-
-    **Learned edge weights.** An ``edge_weight`` that requires a gradient (e.g. the sigmoid of a
-    learned mask, attention scores) gets it, exactly: the degrees are sums of the weights, so the
-    normalisation is differentiated too (:mod:`autogcn.propagation`). Its operator is built per
-    call and never cached; constant weights keep the cached path. PyG's explainers
-    (``torch_geometric.explain``, e.g. ``GNNExplainer`` with ``edge_mask_type="object"``) learn
-    their edge mask this way (:mod:`autogcn.explain`).
+    Normalisation (defaults ``normalize=True, add_self_loops=False``, the authors' release):
+    :math:`\tilde A_{vu} = s_v\, w_{u \to v}\, s_u`, :math:`s_v = \deg^{in}(v)^{-1/2}` (weighted by
+    ``edge_weight``; 1 where the in-degree is 0), no self-loops: the kernels hold their own
+    :math:`I`. How this differs from PyG's ``gcn_norm``, the graph inputs, the checks, the cache
+    and learned edge weights: ``docs/layer.md``.
 
     Args:
         in_channels (int): input width; ``-1`` takes it from the first input (the weights are
@@ -151,8 +107,8 @@ class AutoGCNConv(Explainable):
         filters (sequence of str): the filters used, from ``"low"``, ``"mid"``, ``"high"``
             (the paper's w/o low/mid/high ablations drop one). (default: all three)
         single_a_init (float): initial ``a`` in ``"single"`` mode. (default: ``0``)
-        cached (bool): keep the normalised operator between calls (see *Cache*).
-            (default: ``False``)
+        cached (bool): keep the normalised operator while the same graph comes in
+            (default: ``False``).
         add_self_loops (bool): add a self-loop of weight 1 to every node. (default: ``False``,
             the paper's layer)
         normalize (bool): normalise the adjacency by the in-degrees. (default: ``True``)
@@ -160,8 +116,7 @@ class AutoGCNConv(Explainable):
 
     Shapes:
         - input: node features :math:`(N, \text{in})` (dense or sparse COO), the graph
-          (*Graph inputs*), optional edge weights :math:`(E,)` (non-negative; learned ones get
-          their gradient)
+          (``edge_index``, ``adj_t`` or a ``Graph``), optional edge weights :math:`(E,)`
         - output: :math:`(N, \text{out})`
 
     Example::
@@ -249,7 +204,7 @@ class AutoGCNConv(Explainable):
 
     def forward(self, x: Tensor, edge_index: GraphInput,
                 edge_weight: Tensor | None = None) -> Tensor:
-        """``x`` (N, in) on the graph ``edge_index`` (any form of *Graph inputs*), with optional
+        """``x`` (N, in) on the graph ``edge_index`` (or ``adj_t``, or a ``Graph``), with optional
         ``edge_weight`` (E,) → (N, out)."""
         if self.in_channels == -1 and isinstance(x, Tensor) and x.dim() == 2:
             self.initialize_in_channels(x.shape[1])
@@ -270,7 +225,7 @@ class AutoGCNConv(Explainable):
 
     def operator(self, graph: GraphInput, num_nodes: int, edge_weight: Tensor | None = None,
                  device: torch.device | None = None) -> Adjacency:
-        r"""The operator :math:`\tilde A` of the graph (see *Normalisation* and *Cache*);
+        r"""The operator :math:`\tilde A` of the graph (*Normalisation*, cached when ``cached``);
         ``device``: the features', which the graph must be on."""
         if learns(edge_weight):  # its values belong to this call's autograd graph
             return self._build_operator(graph, num_nodes, edge_weight, device)

@@ -1,22 +1,12 @@
-"""PyG's explainers (``torch_geometric.explain``: ``GNNExplainer``, ``PGExplainer``, Captum's
-methods) on the package's modules, without a dependency on PyG.
+"""PyG's explainers (``torch_geometric.explain``) on the package's modules, without importing
+PyG (``docs/layer.md``, *Explaining with PyG*).
 
-PyG's explainers learn a mask with one entry per edge of the ``edge_index`` given to the model.
-They hand it to every ``MessagePassing`` module of the model (``set_masks``: ``explain = True``,
-``_edge_mask``, ``_apply_sigmoid``) and read its gradient. The modules here are no
-``MessagePassing`` (that would make ``import autogcn`` import PyG, seconds of start-up and its
-import-time warnings for every user that has it installed, the benchmark included). Instead, once
-PyG is loaded, each module carries parameter-free ``MessagePassing`` children (:class:`Explainable`,
-attribute ``pyg_explain``), one per hop of its receptive field so that PyG's count of the model's
-hops (``k_hop_subgraph`` around an explained node) is right. A mask set on them multiplies the
-module's edge weights (after the sigmoid, when PyG asks for it), on the edges as given: loops and
-reverse edges a module adds itself keep weight 1, as PyG's own convolutions treat the loops they
-add. The gradient reaches the mask through the differentiable edge weights
-(:mod:`autogcn.propagation`), in the same sparse products as training.
-
-The children are made when the module is built, or at its first call in eager mode after PyG was
-imported (build the model after importing ``torch_geometric``, or run it once, before
-explaining it). Nothing here imports PyG.
+PyG hands its edge mask to every ``MessagePassing`` module of the model. Once PyG is loaded, each
+module here carries parameter-free ``MessagePassing`` children (:class:`Explainable`, attribute
+``pyg_explain``), one per hop of its receptive field so that PyG counts the model's hops right.
+The mask set on them multiplies the module's edge weights, on the edges as given (loops and
+reverse edges a module adds keep weight 1), and its gradient flows through the differentiable
+edge weights (:mod:`autogcn.propagation`).
 """
 
 from __future__ import annotations

@@ -1,25 +1,16 @@
 """The project's graph type: a (batched) directed graph in plain torch tensors.
 
 A :class:`Graph` holds the edge list (``src → dst``, int64), the node count, node and edge
-feature dicts and, for a batch, the node and edge counts of every member graph (edges of a batch
-are grouped by graph, nodes renumbered with offsets). The index structures message passing needs
-(in-edges grouped by destination, out-edges grouped by source, degrees, node-to-graph ids) are
-built once, on first use, and travel with the graph to another device. The constructor checks
-its input once (node ids inside ``[0, num_nodes)``, one feature row per node / edge), so that a
-bad edge list fails here with a message naming the problem, not later inside message passing
-(on CUDA, as a device-side assert). That check reads values back to the host, so it runs where a
-graph enters (from a user or a dataset) and not again for graphs derived from checked ones
-(:meth:`Graph.batch`, :meth:`Graph.unbatch`, the self-loop edits): a batch of checked graphs is
-valid by construction, and re-checking it would sync with the GPU on every batch.
-
-What is built from a graph (its index structure, the operators layers keep on it) is built from
-``src`` and ``dst`` as they were: an in-place edit of either (or of the ``edge_index`` a graph was
-made from, whose rows they view) is detected by torch's version counters on the next use in eager
-mode, which drops everything built before it and checks the ids again where that costs no device
-read (CPU). A compiled graph cannot read version counters: edit graphs outside it, or build a new
-:class:`Graph`.
-:meth:`Graph.from_edge_index` and :attr:`Graph.edge_index` speak PyG's ``(2, E)`` layout. Only
-torch is needed.
+feature dicts and, for a batch, the node and edge counts of every member graph (edges grouped by
+graph, nodes renumbered with offsets). The index structures message passing needs (in- and
+out-edges grouped by node, degrees, node-to-graph ids) are built on first use and travel with
+the graph to another device. The constructor checks the ids and row counts once, so that a bad
+edge list fails there, named, and not inside message passing (on CUDA, as a device-side assert);
+the check reads values back to the host, so graphs derived from checked ones (:meth:`Graph.batch`,
+:meth:`Graph.unbatch`, the self-loop edits) skip it. An in-place edit of ``src`` or ``dst`` is
+seen by torch's version counters at the next use in eager mode, which drops what was built from
+them (``docs/layer.md``, *Checks*). :meth:`Graph.from_edge_index` and :attr:`Graph.edge_index`
+speak PyG's ``(2, E)`` layout.
 
 Example::
 

@@ -1,18 +1,9 @@
-"""The checks and conversions at the entry of every convolution of the package: node features,
-and the graph in any of PyG's forms.
-
-A graph comes as
-
-* a ``(2, E)`` integer ``edge_index`` (row 0 sources, row 1 targets), with an optional
-  ``edge_weight`` of shape ``(E,)``;
-* a ``torch.sparse`` adjacency ``adj_t`` (COO or CSR) of shape ``(N, N)``, PyG's transposed
-  convention: entry ``(v, u)`` is the edge ``u → v`` (row = target), its value the weight;
-* a ``torch_sparse.SparseTensor`` ``adj_t`` (same convention), when that package is installed;
-* the package's own :class:`~autogcn.graph.Graph`.
-
-All are turned into a :class:`~autogcn.graph.Graph` and an optional weight per edge, without
-reading a value back from the device (:func:`~autogcn.graph.can_read_values`), so that the
-conversion compiles into one graph with ``torch.compile``.
+"""The checks and conversions at the entry of every module of the package: node features, and
+the graph in any of PyG's forms (``edge_index`` with an optional ``edge_weight``, a
+``torch.sparse`` COO/CSR or ``torch_sparse.SparseTensor`` ``adj_t`` with row = target and values
+= weights, or a :class:`~autogcn.graph.Graph`; ``docs/layer.md``), turned into a
+:class:`~autogcn.graph.Graph` and an optional weight per edge without reading a value back from
+the device, so that the conversion compiles into one graph.
 """
 
 from __future__ import annotations

@@ -119,16 +119,11 @@ class OptBasisProp(PolynomialFilter):
     official operator (PyG ``gcn_norm`` with ``add_self_loops=False`` on the undirected graph
     its loaders build): :func:`~autogcn.polynomial.filter_operator` ``"undirected"``, which
     symmetrises a directed graph (the recurrence orthonormalises only for a symmetric
-    operator) and adds no self-loops. :math:`\alpha` is initialised to :math:`e_0` for every
-    channel (official), so the filter starts as :math:`x_c / \|x_c\|`. Note the output is not
-    scaled back by :math:`\|x_c\|`: as in the official code, each channel leaves the filter
-    with unit-norm basis vectors. On a batch of graphs the inner products run over each member
-    graph's nodes, so a graph's output does not depend on the batch it comes in.
-
-    The official net adds Gaussian noise of standard deviation :math:`10^{-5}` to the signal
-    before the filter (in training and evaluation) to avoid all-zero channels; here a zero
-    channel simply stays zero (its norm is floored at :math:`10^{-8}`, as the official code
-    floors every norm), so the module is deterministic.
+    operator) and adds no self-loops. :math:`\alpha` starts at :math:`e_0` (official): the
+    filter starts as :math:`x_c / \|x_c\|`, and, as in the official code, the output is not
+    scaled back by :math:`\|x_c\|`. On a batch the inner products run over each member graph.
+    Unlike the official net, no noise is added to the signal: a zero channel stays zero
+    (``docs/layer.md``, *OptBasisGNN*).
 
     ================  =====================================================================
     operator          :math:`\hat A` of the undirected graph, no self-loops added

@@ -1,55 +1,36 @@
-r"""What the learned polynomial filters (GPR-GNN, BernNet, ChebNetII, JacobiConv) share.
+r"""What the learned polynomial filters (GPR-GNN, BernNet, ChebNetII, JacobiConv) share: each
+computes :math:`F(N)\,x` channel by channel, :math:`F` a polynomial of order ``K`` with learned
+coefficients in a normalised adjacency :math:`N`. The basis and the parameterisation live in
+:mod:`autogcn.gprgnn`, :mod:`autogcn.bernnet`, :mod:`autogcn.chebnetii`, :mod:`autogcn.jacobi`;
+here, :func:`filter_operator` builds the three operators they use, once per graph:
 
-Each of the four computes :math:`F(N)\,x` for a polynomial :math:`F` of order ``K`` in a
-normalised adjacency :math:`N` of the graph, channel by channel, with learned coefficients. They
-differ in :math:`N` (as each official implementation builds it), in the polynomial basis and in
-how the coefficients are parameterised; those live in one module per model:
-:mod:`autogcn.gprgnn`, :mod:`autogcn.bernnet`, :mod:`autogcn.chebnetii`,
-:mod:`autogcn.jacobi`. Here:
+==============  ==========================================================  ==================
+kind            :math:`N`                                                   used by
+==============  ==========================================================  ==================
+``"gcn"``       :math:`\tilde D^{-1/2}(A + I)\tilde D^{-1/2}`, in-degrees    GPR-GNN
+                with the loop (PyG ``gcn_norm``; existing loops replaced by
+                one of weight 1)
+``"laplacian"`` :math:`D^{-1/2} A D^{-1/2}` without self-loops, out-degrees  BernNet, ChebNetII
+                on both sides, :math:`0` for a node without out-edges (PyG
+                ``get_laplacian(..., "sym")`` gives :math:`L = I - N`)
+``"undirected"`` :math:`D^{-1/2} S D^{-1/2}` of the graph made undirected,    JacobiConv
+                :math:`S_{vu} = S_{uv}` the largest weight of the edges
+                :math:`u \to v` and :math:`v \to u` (:func:`undirected`),
+                degree 0 counted as 1
+==============  ==========================================================  ==================
 
-* :func:`filter_operator`: the three operators :math:`N` the four use, built on the project's
-  cached sparse products (:class:`~autogcn.propagation.Adjacency`), once per graph:
+:math:`A_{vu}` sums the weights of the edges ``u → v`` (1 per edge without ``edge_weight``); the
+degrees are weighted degrees (``docs/layer.md``: weights, symmetrisation). Steps that depend on
+the graph's values (which edges are loops or reverses of each other) are fixed-size tensor
+operations done once where the graph enters (loops weigh 0, pairs are found by sorting), so
+the filters compile into one graph and run on the meta device.
 
-  ==============  ==========================================================  ==================
-  kind            :math:`N`                                                   used by
-  ==============  ==========================================================  ==================
-  ``"gcn"``       :math:`\tilde D^{-1/2}(A + I)\tilde D^{-1/2}`, in-degrees    GPR-GNN
-                  with the loop (PyG ``gcn_norm``; existing loops replaced by
-                  one of weight 1)
-  ``"laplacian"`` :math:`D^{-1/2} A D^{-1/2}` without self-loops, out-degrees  BernNet, ChebNetII
-                  on both sides, :math:`0` for a node without out-edges (PyG
-                  ``get_laplacian(..., "sym")`` gives :math:`L = I - N`)
-  ``"undirected"`` :math:`D^{-1/2} S D^{-1/2}` of the graph made undirected,    JacobiConv
-                  :math:`S_{vu} = S_{uv}` the largest weight of the edges
-                  :math:`u \to v` and :math:`v \to u` (:func:`undirected`),
-                  degree 0 counted as 1
-  ==============  ==========================================================  ==================
-
-  :math:`A_{vu}` sums the weights of the edges ``u → v`` (``edge_weight``, or 1 per edge: a
-  repeated edge counts once each, as in :class:`~autogcn.conv.AutoGCNConv`); the degrees are
-  weighted degrees. JacobiConv's :math:`S` takes the largest weight instead of the sum: unweighted,
-  every pair of nodes linked in either direction, by any number of edges, gets one edge of
-  weight 1 each way — PyG's ``to_undirected``, which JacobiConv's pipeline applies to every
-  graph — whether the input was symmetric or not. No model symmetrises a directed graph except
-  JacobiConv; on a directed graph the other operators are not symmetric, as in the official code.
-  Weights that require a gradient get one, exactly, as in :mod:`autogcn.propagation`.
-
-  Every step that depends on the graph's values (which edges are loops, which are repeats or
-  reverses of each other) is a fixed-size tensor operation done once per graph, where the graph
-  enters: loops get weight 0 instead of being removed, and the undirected graph's pairs are
-  found by sorting. So the filters compile into one graph (``torch.compile(fullgraph=True)``),
-  export (``torch.export``) and run on the meta device. Only where values can be read (eager
-  mode, not the meta device) is JacobiConv's operator also compacted to one stored entry per
-  pair (the same matrix, half the entries of a symmetric graph).
-* :class:`PolynomialFilter`: the bare filter ``filter(x, graph)``, and
-  :meth:`~PolynomialFilter.frequency_response`. Every response is written in
-  :math:`\lambda = 1 - \mu` for :math:`\mu` an eigenvalue of the model's :math:`N`, i.e.
-  :math:`\lambda` is an eigenvalue of :math:`I - N` (in :math:`[0, 2]` on an undirected graph;
-  for GPR-GNN the Laplacian of the graph *with* self-loops). On a symmetric :math:`N = U
-  \mathrm{diag}(\mu) U^\top` the filter's output is :math:`U \mathrm{diag}(F(1 - \mu)) U^\top
-  x` (``tests/test_successors.py`` checks this against a dense eigendecomposition).
-
-The benchmark puts each filter in its layer stack as ``layers.poly_filter.PolyFilterLayer``.
+:class:`PolynomialFilter` is the bare filter ``filter(x, graph)`` with
+:meth:`~PolynomialFilter.frequency_response` in :math:`\lambda = 1 - \mu`, :math:`\mu` an
+eigenvalue of :math:`N`: on a symmetric :math:`N = U \mathrm{diag}(\mu) U^\top` the output is
+:math:`U \mathrm{diag}(F(1 - \mu)) U^\top x` (for GPR-GNN :math:`\lambda` is an eigenvalue of
+the Laplacian of the graph *with* self-loops). The benchmark's layer around it is
+``layers.poly_filter.PolyFilterLayer``.
 """
 
 from __future__ import annotations
@@ -189,12 +170,8 @@ class PolynomialFilter(Explainable):
     same code then gives the graph filter (``apply`` = the sparse product) and the frequency
     response (``apply`` = multiplication by μ).
 
-    Graph inputs are those of :class:`~autogcn.conv.AutoGCNConv` (:mod:`autogcn.inputs`):
-    ``edge_index`` with an optional ``edge_weight`` (non-negative, ``(E,)``; learned weights get
-    their gradient), a ``torch.sparse`` or ``SparseTensor`` ``adj_t`` (its values are the
-    weights) or a :class:`~autogcn.graph.Graph`. The official implementations take no edge
-    weights; unweighted, every form gives their operator. PyG's explainers work on every
-    filter (:mod:`autogcn.explain`). Bad input raises a ``ValueError``/``TypeError`` naming it.
+    Graph inputs, edge weights and checks are :class:`~autogcn.conv.AutoGCNConv`'s
+    (``docs/layer.md``); unweighted, every form gives the official operator.
 
     Args:
         K (int): polynomial order (hops), at most :data:`MAX_ORDER`.

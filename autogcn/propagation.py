@@ -9,20 +9,13 @@ on a symmetric graph without self-loops this is :math:`\tilde A = D^{-1/2} A D^{
 :math:`s^{src}_u = \max(\deg^{out}(u), 1)^{-1/2}` (DGL's ``norm="both"``; differs only on
 directed graphs). Nodes without incoming edges receive zero, never a division by zero. With an
 ``edge_weight`` per edge the sum carries :math:`w_{u \to v}` and the degrees are weighted degrees
-(a node whose weighted degree is 0 gets the factor 1, as an unweighted node of degree 0). The
-factors are computed in the feature dtype (float32 for float32 features, as the release did;
-float64 for float64 features).
+(a node whose weighted degree is 0 gets the factor 1, as an unweighted node of degree 0).
 
 :class:`Adjacency` holds such a scaled adjacency and its transpose as CSR parts, built once per
-graph (cached on it, so every layer of a forward pass and every epoch on one graph shares them):
-each propagation is then one sparse product forward and one backward
-(:func:`~autogcn.sparse.sparse_product`).
-
-**Learned edge weights.** An ``edge_weight`` that requires a gradient (while autograd records,
-:func:`learns`) is differentiated exactly: the degrees are sums of the weights, the factors
-their ``-1/2`` powers, and the product passes the gradient of each stored value
-(:func:`~autogcn.sparse.sparse_product`). Such an operator is built per call and never cached
-(its values belong to one autograd graph); constant weights keep the cached, gradient-free path.
+graph and cached on it: each propagation is one sparse product forward and one backward
+(:func:`~autogcn.sparse.sparse_product`). Weights that require a gradient (:func:`learns`) get
+it exactly, the degrees being sums of the weights; their operator is built per call, never
+cached (``docs/layer.md``, *Learned edge weights*).
 """
 
 from __future__ import annotations
@@ -42,12 +35,9 @@ ORDERS = ("auto", "propagate", "project")
 
 
 def degree_scale(degrees: Tensor, dtype: torch.dtype = torch.float32) -> Tensor:
-    """``deg^(-1/2)`` of ``dtype``, 1 where ``deg <= 0`` (``max(deg, 1)^(-1/2)`` for counts).
-
-    Computed in the feature dtype (at least float32: half-precision inputs get float32 factors
-    rounded once), so a float64 run is float64 throughout and float32 factors are the ones the
-    release computed.
-    """
+    """``deg^(-1/2)`` of ``dtype``, 1 where ``deg <= 0`` (``max(deg, 1)^(-1/2)`` for counts),
+    computed in the feature dtype (at least float32: :func:`factor_dtype`), so a float64 run is
+    float64 throughout and float32 factors are the release's."""
     d = degrees.to(factor_dtype(dtype))
     return d.masked_fill(d <= 0, 1).rsqrt().to(dtype)
 
@@ -139,16 +129,9 @@ def learns(edge_weight: Tensor | None) -> bool:
 
 def normalized_adjacency(g: Graph, source_degree: str = "in",
                          edge_weight: Tensor | None = None) -> Adjacency:
-    """The degree-normalised adjacency :math:`P` above as an :class:`Adjacency` operator of
-    ``g``: ``op = normalized_adjacency(g)``, then ``op(x)`` is :math:`P(x)` (the CSR parts
-    are built on the first call per dtype); ``source_degree`` is ``"in"`` or ``"out"``.
-
-    Without ``edge_weight`` it is cached on ``g`` (one per graph, shared by every layer). With
-    ``edge_weight`` (``(E,)``, non-negative) the degrees are weighted degrees and :math:`P_{vu}`
-    carries the weight of ``u → v``; the result is not cached (the caller keeps it, e.g.
-    :class:`~autogcn.conv.AutoGCNConv` with ``cached=True``). Weights that require a gradient
-    get one, exactly (module docstring).
-    """
+    """:math:`P` above as an :class:`Adjacency` of ``g`` (``op(x)`` is :math:`P(x)`);
+    ``source_degree`` is ``"in"`` or ``"out"``. Cached on ``g`` without ``edge_weight``; with
+    one (``(E,)``, non-negative: weighted degrees) built per call, the caller keeping it."""
     if source_degree not in SOURCE_DEGREES:
         raise ValueError(f"source_degree must be one of {SOURCE_DEGREES}, got {source_degree!r}")
     if edge_weight is not None:

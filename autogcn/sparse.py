@@ -1,17 +1,12 @@
 """The sparse product every propagation goes through: a CSR matrix times a dense one.
 
-* :func:`csr_matrix` builds every CSR tensor (32-bit indices where they fit).
-* :func:`sparse_mm` is the single place that multiplies a CSR matrix by a dense one.
-* :func:`sparse_product` is ``M x``, differentiable in ``x`` and in ``M``'s stored values: the
-  backward multiplies by the stored ``Mᵀ`` instead of transposing per call, and gives each stored
-  value ``M_vu`` the gradient ``<grad_v, x_u>`` (only when the values need one: constant
-  operators pay nothing for it). It is the custom operator
-  ``torch.ops.autogcn.csr_product``, so that ``torch.compile`` treats it as one opaque call
-  with a known output shape (CSR tensors cannot be traced) and compiles the dense code around it
-  without a graph break (torch >= 2.4; older torch gets the same product as an autograd
-  Function). ``M`` and ``Mᵀ`` enter as their CSR parts ``(crow, col, values)``.
-
-:data:`SPARSE_DTYPES` lists the dtypes the CSR kernels have on each device.
+:func:`csr_matrix` builds every CSR tensor, :func:`sparse_mm` multiplies one by a dense matrix,
+and :func:`sparse_product` is ``M x`` from the CSR parts ``(crow, col, values)`` of ``M`` and
+``Mᵀ``: differentiable in ``x`` (the backward multiplies by the stored ``Mᵀ``) and in ``M``'s
+values (``<grad_v, x_u>`` per stored entry, only when they need it). It is the custom operator
+``torch.ops.autogcn.csr_product``, so that ``torch.compile`` keeps it as one opaque call of
+known shape (CSR tensors cannot be traced) without a graph break (torch >= 2.4; older torch
+gets an autograd Function). :data:`SPARSE_DTYPES`: the dtypes of the CSR kernels per device.
 """
 
 from __future__ import annotations

@@ -1,16 +1,7 @@
-"""Hand-written autograd Functions behind the benchmark's other message-passing primitives
-(attention and Gaussian-kernel weights, deterministic maxima).
-
-The CSR helpers and the differentiable ``M x`` of the normalised propagation live in the
-installable package (:mod:`autogcn.sparse`); these two build on them. Each Function is the plain
-formula with a hand-written backward; ``tests/test_propagation.py`` checks them against dense
-computations and ``torch.autograd.gradcheck``.
-
-* :class:`EdgeWeightedSum` — ``out_v = Σ_{e: u→v} w_e x_u`` per head, differentiable in both
-  ``x`` and the edge weights ``w`` (attention, Gaussian kernels), without materialising one
-  message per edge in the forward pass.
-* :class:`SegmentMax` — per-segment maxima of row-sorted values, the deterministic path of
-  :func:`layers.propagation.scatter_amax`.
+"""Hand-written autograd Functions behind :mod:`layers.propagation`: :class:`EdgeWeightedSum`
+(attention and Gaussian-kernel weights, without one message per edge in the forward pass) and
+:class:`SegmentMax` (deterministic maxima), on the CSR helpers of :mod:`autogcn.sparse`;
+``tests/test_propagation.py`` checks them against dense computations and ``gradcheck``.
 """
 
 from __future__ import annotations

@@ -1,31 +1,23 @@
-r"""Message passing over a :class:`~autogcn.graph.Graph`: every layer's aggregation, in plain torch.
-
-The degree-normalised propagation of AutoGCN, GCN, ChebNet, SGC and APGCN
-(:class:`~autogcn.propagation.Adjacency`, :func:`~autogcn.propagation.normalized_adjacency`,
-:func:`~autogcn.propagation.propagate`) lives in the installable package,
-:mod:`autogcn.propagation`; the layers import it from there.
-
-The other aggregations over incoming edges: :func:`aggregate` (sum, mean or max of the
-neighbours' features: GIN, GraphSAGE), :func:`weighted_aggregate` (a weight per edge and head:
-GAT, MoNet), :func:`edge_softmax` (GAT's attention) and :func:`readout` (per-graph pooling).
-Every maximum goes through :func:`scatter_amax`, which switches to a deterministic segment
-reduction when ``torch.use_deterministic_algorithms(True)`` is on (``--deterministic``).
+r"""The benchmark's message passing over a :class:`~autogcn.graph.Graph` besides the normalised
+propagation (:mod:`autogcn.propagation`): :func:`aggregate` (sum, mean or max of the neighbours:
+GIN, GraphSAGE), :func:`weighted_aggregate` (a weight per edge and head: GAT, MoNet),
+:func:`edge_softmax` (GAT's attention), :func:`aggregate_edges` and :func:`readout` (per-graph
+pooling). Every maximum goes through :func:`scatter_amax`, deterministic under
+``torch.use_deterministic_algorithms(True)`` (``--deterministic``).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import torch
 from torch import Tensor
 
 from autogcn.graph import Graph
-from autogcn.propagation import (
-    Adjacency,
-    factor_dtype,
-)
+from autogcn.propagation import Adjacency, factor_dtype
 from layers.autograd_functions import EdgeWeightedSum, SegmentMax
 
 READOUTS = ("mean", "sum", "max")
-
 
 
 def aggregate(g: Graph, x: Tensor, how: str = "sum") -> Tensor:
@@ -67,31 +59,27 @@ def edge_softmax(g: Graph, scores: Tensor) -> Tensor:
 def readout(g: Graph, h: Tensor, how: str = "mean") -> Tensor:
     """One row per member graph of ``g``: the mean, sum or max of its nodes' ``h`` (0 for a
     graph without nodes)."""
-    ids = g.node_graph_ids()
-    if how == "max":
-        return scatter_amax(h, ids, g.batch_size)
-    total = h.new_zeros((g.batch_size, *h.shape[1:])).index_add(0, ids, h)
-    if how == "sum":
-        return total
-    if how == "mean":
-        counts = g.batch_num_nodes().to(h.dtype).clamp(min=1)
-        return total / counts.view(-1, *([1] * (h.dim() - 1)))
-    raise ValueError(f"unknown readout {how!r}; use one of {READOUTS}")
+    return _reduce(h, g.node_graph_ids(), g.batch_size, how, g.batch_num_nodes, "readout")
 
 
 def aggregate_edges(g: Graph, messages: Tensor, how: str = "sum") -> Tensor:
     """Sum, mean or max over each node's incoming edges of per-edge ``messages`` (E, ...):
     ``(N, ...)``, 0 where a node has no incoming edge (e.g. MoNet's ``"max"`` aggregator)."""
-    dst = g.edges()[1]
+    return _reduce(messages, g.edges()[1], g.num_nodes(), how, g.in_degrees, "aggregation")
+
+
+def _reduce(values: Tensor, index: Tensor, num_rows: int, how: str,
+            counts: Callable[[], Tensor], what: str) -> Tensor:
+    """Sum, mean (over ``counts()`` entries, at least 1) or max of ``values`` (E, ...) per row
+    ``index`` (E,): ``(num_rows, ...)``, 0 for a row no entry reaches."""
+    if how not in READOUTS:
+        raise ValueError(f"unknown {what} {how!r}; use one of {READOUTS}")
     if how == "max":
-        return scatter_amax(messages, dst, g.num_nodes())
-    if how not in ("sum", "mean"):
-        raise ValueError(f"unknown aggregation {how!r}; use sum, mean or max")
-    total = messages.new_zeros((g.num_nodes(), *messages.shape[1:])).index_add(0, dst, messages)
+        return scatter_amax(values, index, num_rows)
+    total = values.new_zeros((num_rows, *values.shape[1:])).index_add(0, index, values)
     if how == "sum":
         return total
-    counts = g.in_degrees().clamp(min=1).to(messages.dtype)
-    return total / counts.view(-1, *([1] * (messages.dim() - 1)))
+    return total / counts().clamp(min=1).to(values.dtype).view(-1, *([1] * (values.dim() - 1)))
 
 
 def scatter_amax(values: Tensor, index: Tensor, num_rows: int) -> Tensor:
