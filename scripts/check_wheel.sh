@@ -9,9 +9,7 @@
 # interpreter's site-packages instead of downloading torch again.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-if [ -z "${PYTHON:-}" ]; then
-    if [ -x "$ROOT/.venv/bin/python" ]; then PYTHON=$ROOT/.venv/bin/python; else PYTHON=python3; fi
-fi
+[ -n "${PYTHON:-}" ] || { PYTHON=$ROOT/.venv/bin/python; [ -x "$PYTHON" ] || PYTHON=python3; }
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
@@ -63,43 +61,33 @@ for pkg in data layers train; do
 done
 printf 'class Graph:  # the user project\x27s own\n    pass\n' > "$PROJECT/data/graph.py"
 cat > "$PROJECT/train/two_steps.py" <<'EOF'
-import sys
-
 import torch
 
+import autogcn
 import data.graph
 import layers
 from autogcn import AutoGCNConv, BernNetProp, ChebNetIIProp, GPRGNNProp, JacobiConvProp
 
-
-def main() -> None:
-    import autogcn
-
-    assert "site-packages" in autogcn.__file__, autogcn.__file__  # the installed copy
-    assert data.graph.Graph.__module__ == "data.graph" and layers.OWNER == "the user project"
-    torch.manual_seed(0)
-    edge_index = torch.tensor([[0, 1, 1, 2, 2, 3], [1, 0, 2, 1, 3, 2]])
-    x, y = torch.randn(4, 8), torch.tensor([0, 1, 1, 0])
-    model = torch.nn.ModuleList([AutoGCNConv(8, 2), GPRGNNProp(K=2), BernNetProp(K=2),
-                                 ChebNetIIProp(K=2), JacobiConvProp(2, K=2)])
-    optimizer = torch.optim.Adam(model.parameters(), lr=0.05)
-    losses = []
-    for _ in range(2):
-        optimizer.zero_grad()
-        h = model[0](x, edge_index)
-        for prop in model[1:]:
-            h = prop(h, edge_index)
-        loss = torch.nn.functional.cross_entropy(h, y)
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.item())
-    assert all(torch.isfinite(torch.tensor(losses))), losses
-    print(f"trained two steps from {autogcn.__file__}: losses {losses[0]:.4f}, {losses[1]:.4f}")
-    sys.exit(0)
-
-
-if __name__ == "__main__":
-    main()
+assert "site-packages" in autogcn.__file__, autogcn.__file__  # the installed copy
+assert data.graph.Graph.__module__ == "data.graph" and layers.OWNER == "the user project"
+torch.manual_seed(0)
+edge_index = torch.tensor([[0, 1, 1, 2, 2, 3], [1, 0, 2, 1, 3, 2]])
+x, y = torch.randn(4, 8), torch.tensor([0, 1, 1, 0])
+model = torch.nn.ModuleList([AutoGCNConv(8, 2), GPRGNNProp(K=2), BernNetProp(K=2),
+                             ChebNetIIProp(K=2), JacobiConvProp(2, K=2)])
+optimizer = torch.optim.Adam(model.parameters(), lr=0.05)
+losses = []
+for _ in range(2):
+    optimizer.zero_grad()
+    h = model[0](x, edge_index)
+    for prop in model[1:]:
+        h = prop(h, edge_index)
+    loss = torch.nn.functional.cross_entropy(h, y)
+    loss.backward()
+    optimizer.step()
+    losses.append(loss.item())
+assert all(torch.isfinite(torch.tensor(losses))), losses
+print(f"trained two steps from {autogcn.__file__}: losses {losses[0]:.4f}, {losses[1]:.4f}")
 EOF
 cd "$PROJECT"
 "$VENV_PY" -m train.two_steps

@@ -5,6 +5,7 @@ docs/performance.md, "The GPU check"; ``tests/test_gpu.py`` runs the in-process 
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import itertools
 import json
@@ -22,8 +23,26 @@ from pathlib import Path
 from train.interrupts import startup
 
 with startup():
+    import torch
+
+    from autogcn.graph import Graph
+    from autogcn.propagation import propagate
+    from autogcn.sparse import csr_matrix, csr_parts, sparse_mm, sparse_product
+    from data.common import graph_size_norm
+    from data.sbm import generate_sbm_split, sbm_config
+    from layers import propagation as P
+    from layers.autogcn_layer import GATES, MODES, AutoGCNLayer
+    from nets.gnn_net import NetIO
+    from nets.registry import MODELS, build_net, optimizer_groups, uses_self_loops
+    from scripts.bench.autogcn import make_batches
+    from scripts.bench.timing import interleave, published, timed, twins
     from scripts.cli import ArgumentParser
+    from tests import data_writers as W
+    from train import compilation
+    from train.config import apply_overrides, validate
     from train.errors import run_tool
+    from train.runner import load_data
+    from train.tasks import ZINC
 
 ROOT = Path(__file__).resolve().parent.parent
 REQUIRED = {"torch": "torch", "numpy": "numpy", "scipy": "scipy", "yaml": "pyyaml",
@@ -36,8 +55,6 @@ class Skip(Exception):
 
 # ----------------------------------------------------------------------------------- checks
 def check_env() -> str:
-    import torch
-
     missing = [pkg for mod, pkg in REQUIRED.items() if importlib.util.find_spec(mod) is None]
     if not any(importlib.util.find_spec(m) for m in ("tensorboardX", "tensorboard")):
         missing.append("tensorboardX (or tensorboard)")
@@ -52,10 +69,6 @@ def check_env() -> str:
 
 
 def check_csr_product(device: str = "cuda") -> str:
-    import torch
-
-    from autogcn.sparse import csr_matrix, csr_parts, sparse_mm, sparse_product
-
     gen = torch.Generator().manual_seed(0)
     cases = 0
     reads_out = False
@@ -101,10 +114,6 @@ def check_csr_product(device: str = "cuda") -> str:
 def _graphs(device: str):
     """A directed batch with zero-in-degree nodes, isolated nodes, repeated edges, a 1-node
     graph and an empty graph, on ``device`` and on the CPU."""
-    import torch
-
-    from autogcn.graph import Graph
-
     gen = torch.Generator().manual_seed(1)
     parts = []
     for n, m in ((9, 25), (1, 0), (14, 40), (0, 0), (6, 4)):
@@ -118,18 +127,23 @@ def _graphs(device: str):
 
 
 def _close(a, b, what: str, **tol) -> None:
-    import torch
-
     torch.testing.assert_close(a.detach().cpu(), b.detach().cpu(), msg=lambda m: f"{what}: {m}",
                                **tol)
 
 
+def _same_state(module, twin, what: str) -> None:
+    """The device ``twin``'s parameters, gradients and buffers equal the CPU ``module``'s."""
+    for (name, p), q in zip(module.named_parameters(), twin.parameters(), strict=True):
+        assert (p.grad is None) == (q.grad is None), f"{what} grad {name}: only one is None"
+        _close(q, p, f"{what} {name}")
+        if p.grad is not None:
+            _close(q.grad, p.grad, f"{what} grad {name}")
+    buffers = dict(twin.named_buffers())
+    for name, buf in module.named_buffers():
+        _close(buffers[name], buf, f"{what} buffer {name}")
+
+
 def check_primitives(device: str = "cuda") -> str:
-    import torch
-
-    from autogcn.propagation import propagate
-    from layers import propagation as P
-
     cpu, gpu = _graphs(device)
     gen = torch.Generator().manual_seed(2)
     x = torch.randn(cpu.num_nodes(), 2, 3, generator=gen, dtype=torch.float64)
@@ -160,12 +174,6 @@ def check_primitives(device: str = "cuda") -> str:
 
 
 def check_autogcn_layer(device: str = "cuda") -> str:
-    import copy
-
-    import torch
-
-    from layers.autogcn_layer import GATES, MODES, AutoGCNLayer
-
     cpu, gpu = _graphs(device)
     n = cpu.num_nodes()
     count = 0
@@ -190,10 +198,7 @@ def check_autogcn_layer(device: str = "cuda") -> str:
         what = f"{mode}/{gate}/{','.join(filters)}/{order}"
         _close(outs[1], outs[0], f"{what} output")
         _close(xs[1].grad, xs[0].grad, f"{what} grad x")
-        for (name, p), q in zip(layer.named_parameters(), twin.parameters(), strict=True):
-            _close(q.grad, p.grad, f"{what} grad {name}")
-        for name, buf in layer.named_buffers():
-            _close(dict(twin.named_buffers())[name], buf, f"{what} buffer {name}")
+        _same_state(layer, twin, what)
         count += 1
     return f"{count} variants (mode x gate x filters x order, 2 banks), float64"
 
@@ -204,15 +209,6 @@ LEVELS = {"node": ("node", "embedding", 3, 2), "graph_embedding": ("graph", "emb
 
 
 def check_models(device: str = "cuda") -> str:
-    import copy
-
-    import torch
-
-    from data.common import graph_size_norm
-    from nets.gnn_net import NetIO
-    from nets.registry import MODELS, build_net, uses_self_loops
-    from train.config import validate
-
     count = 0
     for model, (level, args) in itertools.product(sorted(MODELS), LEVELS.items()):
         io = NetIO(*args)
@@ -237,7 +233,7 @@ def check_models(device: str = "cuda") -> str:
             if isinstance(module, torch.nn.Dropout):
                 module.p = 0.0
         twin = copy.deepcopy(net).to(device)
-        results = []
+        losses = []
         for g, m, dev in ((cpu, net, "cpu"), (gpu, twin, device)):
             m.train()
             opt = torch.optim.SGD(m.parameters(), lr=0.1)
@@ -250,16 +246,10 @@ def check_models(device: str = "cuda") -> str:
             if callable(aux):
                 loss = loss + aux()
             loss.backward()
-            grads = [p.grad.clone() if p.grad is not None else None for p in m.parameters()]
             opt.step()
-            results.append((loss, grads, [p.detach().clone() for p in m.parameters()]))
-        what = f"{model} {level}"
-        _close(results[1][0], results[0][0], f"{what} loss")
-        for i, (a, b) in enumerate(zip(results[0][1], results[1][1], strict=True)):
-            if a is not None:
-                _close(b, a, f"{what} grad {i}")
-        for i, (a, b) in enumerate(zip(results[0][2], results[1][2], strict=True)):
-            _close(b, a, f"{what} weight {i} after the step")
+            losses.append(loss)
+        _close(losses[1], losses[0], f"{model} {level} loss")
+        _same_state(net, twin, f"{model} {level} after the step:")
         count += 1
     return f"{count} model x task-level pairs, one SGD step each, float64"
 
@@ -279,15 +269,7 @@ def check_compiled(device: str = "cuda", graphs: int = 256, epochs: int = 3,
     batches of different sizes time both, and none may compile a graph (a recompilation per
     batch shape). Reports compiled/eager epoch time and the warm-up (the compiled net's first
     step less its typical one)."""
-    import torch
-    import torch._inductor.config
-
-    from data.sbm import generate_sbm_split, sbm_config
-    from nets.gnn_net import NetIO
-    from nets.registry import uses_self_loops
-    from scripts.bench.autogcn import make_batches
-    from scripts.bench.timing import interleave, published, twins
-    from train import compilation
+    import torch._inductor.config  # the compiler, loaded only where it is used
 
     dev = torch.device(device)
     why_not = compilation.unavailable(dev)
@@ -336,10 +318,6 @@ def _same_step(net, twin, batch, dev, what: str) -> tuple[float, float]:
     mode, compared: outputs, loss, every gradient and the BatchNorm statistics within
     :data:`F32_SCALED`. Returns the compiled step's seconds (its first call compiles) and the
     largest difference relative to the tensor's scale."""
-    import torch
-
-    from scripts.bench.timing import timed
-
     g, h, _, snorm = batch
     results, seconds = [], 0.0
 
@@ -355,29 +333,24 @@ def _same_step(net, twin, batch, dev, what: str) -> tuple[float, float]:
         torch.manual_seed(1)
         seconds = timed(lambda m=m: step(m), dev)
     (out_e, loss_e), (out_c, loss_c) = results
-    # (what, compiled, eager, scale): a gradient is measured against the largest gradient of
-    # the net, as a bias before BatchNorm has a gradient that is all cancellation
-    grads = [(name, q.grad, p.grad) for (name, p), q in
+    grads = [(f"grad {name}", q.grad, p.grad) for (name, p), q in
              zip(net.named_parameters(), twin.parameters(), strict=True)]
-    for name, got, want in grads:
-        assert (got is None) == (want is None), f"{what} grad {name}: only one is None"
-    grads = [g for g in grads if g[2] is not None]
-    grad_scale = max((float(want.abs().max()) for _, _, want in grads if want.numel()),
-                     default=0.0)
-    pairs = [("output", out_c, out_e, None), ("loss", loss_c, loss_e, None)]
-    pairs += [(f"grad {name}", got, want, grad_scale) for name, got, want in grads]
+    # a gradient is measured against the largest gradient of the net, as a bias before
+    # BatchNorm has a gradient that is all cancellation
+    grad_scale = max((float(want.abs().max()) for _, _, want in grads
+                      if want is not None and want.numel()), default=0.0)
     twin_buffers = dict(twin.named_buffers())
-    for name, buf in net.named_buffers():
-        if buf.is_floating_point():
-            pairs.append((f"buffer {name}", twin_buffers[name], buf, None))
-        else:  # BatchNorm's batch count
-            assert torch.equal(twin_buffers[name], buf), f"{what} buffer {name} differs"
+    buffers = [(f"buffer {name}", twin_buffers[name], buf) for name, buf in net.named_buffers()]
     worst = 0.0
-    for name, got, want, scale in pairs:
-        if not want.numel():
+    for name, got, want in [("output", out_c, out_e), ("loss", loss_c, loss_e), *grads, *buffers]:
+        assert (got is None) == (want is None), f"{what} {name}: only one is None"
+        if want is None or not want.numel():
+            continue
+        if not want.is_floating_point():  # BatchNorm's batch count
+            assert torch.equal(got, want), f"{what} {name} differs"
             continue
         got, want = got.detach().float(), want.detach().float()
-        scale = max(float(want.abs().max()) if scale is None else scale, 1e-12)
+        scale = max(grad_scale if name.startswith("grad") else float(want.abs().max()), 1e-12)
         diff = float((got - want).abs().max())
         assert math.isfinite(diff), f"{what} {name}: not finite"
         assert diff <= F32_SCALED * scale, \
@@ -393,16 +366,6 @@ def check_sync_free_step(device: str = "cuda", tmp: Path | None = None,
     through the runner's loop (``GraphBatches.train_step``) under
     ``torch.cuda.set_sync_debug_mode("error")`` after a warm-up epoch: no step waits for the
     GPU. On the CPU the same steps run without the sync check (``tests/test_sync_free_step.py``)."""
-    import torch
-
-    from nets.registry import build_net, optimizer_groups
-    from scripts.bench.timing import published
-    from tests import data_writers as W
-    from train import compilation
-    from train.config import apply_overrides
-    from train.runner import load_data
-    from train.tasks import ZINC
-
     with tempfile.TemporaryDirectory(prefix="sync_", dir=tmp) as name:
         W.write_tiny_zinc(Path(name), {"train": 48, "val": 8, "test": 8})
         dev, steps = torch.device(device), 0
@@ -461,8 +424,6 @@ MAIN_RUNS = {
 
 def _main_script(task: str, tmp: Path) -> str:
     """Train 2 epochs on tiny data with --gpu_id 0, then evaluate the checkpoint on the GPU."""
-    from tests import data_writers as W
-
     config, data, writer, options = MAIN_RUNS[task]
     if writer:
         getattr(W, writer[0])(tmp / data, *writer[1:])
@@ -490,8 +451,6 @@ def _main_script(task: str, tmp: Path) -> str:
 
 
 def check_sweep(tmp: Path) -> str:
-    from tests import data_writers as W
-
     W.write_tiny_zinc(tmp / "sweep_zinc", {"train": 16, "val": 8})
     _run([sys.executable, "-m", "scripts.sweep", "ablation", "--gpus", "0", "--only",
           "full_ZINC", "--runs", "1", "--out_root", str(tmp / "sweep"), "--data_dir",
@@ -503,8 +462,6 @@ def check_sweep(tmp: Path) -> str:
 
 
 def check_benchmark(tmp: Path) -> str:
-    from tests import data_writers as W
-
     W.write_tiny_zinc(tmp / "bench_zinc", {"train": 128})
     proc = _run([sys.executable, "-m", "scripts.bench", "autogcn", "--device", "cuda",
                  "--datasets", "SBM_CLUSTER,ZINC", "--graphs", "128", "--epochs", "3",
@@ -522,11 +479,6 @@ def _main(argv: list[str] | None) -> int:
                         help="only the in-process checks, compiled included (no main scripts, "
                              "sweep, benchmark)")
     args = parser.parse_args(argv)
-    try:
-        import torch
-    except ImportError:
-        print("FAIL env torch is not installed (pip install -r requirements.txt)")
-        return 1
     if not torch.cuda.is_available():
         print(f"SKIP gpu_check no CUDA device here (torch {torch.__version__}, CUDA build "
               f"{torch.version.cuda}): nothing to check")
@@ -535,17 +487,16 @@ def _main(argv: list[str] | None) -> int:
     results = []
     with tempfile.TemporaryDirectory(prefix="gpu_check_") as tmp_name:
         tmp = Path(tmp_name)
-        checks: list[tuple[str, Callable[[], str]]] = [
-            ("env", check_env), ("csr_product", check_csr_product),
-            ("primitives", check_primitives), ("autogcn_layer", check_autogcn_layer),
-            ("models", check_models), ("compiled", check_compiled),
-            ("sync_free_step", lambda: check_sync_free_step("cuda", tmp))]
+        checks: dict[str, Callable[[], str]] = {
+            "env": check_env, "csr_product": check_csr_product, "primitives": check_primitives,
+            "autogcn_layer": check_autogcn_layer, "models": check_models,
+            "compiled": check_compiled,
+            "sync_free_step": partial(check_sync_free_step, "cuda", tmp)}
         if not args.quick:
-            for task in MAIN_RUNS:
-                checks.append((f"main_{task}", lambda t=task: _main_script(t, tmp)))
-            checks += [("sweep", lambda: check_sweep(tmp)),
-                       ("benchmark", lambda: check_benchmark(tmp))]
-        for name, fn in checks:
+            checks |= {f"main_{task}": partial(_main_script, task, tmp) for task in MAIN_RUNS}
+            checks |= {"sweep": partial(check_sweep, tmp),
+                       "benchmark": partial(check_benchmark, tmp)}
+        for name, fn in checks.items():
             start = time.time()
             try:
                 detail, state = fn(), "PASS"

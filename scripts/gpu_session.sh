@@ -31,15 +31,10 @@ budget="${BUDGET_S:-540}"
 budget=$((10#$budget))  # 10#: 0540 is 540, not octal
 (( budget >= margin + shortest )) || bad "BUDGET_S=$budget leaves no time to run anything:" \
     "give at least $((margin + shortest)) s (${margin} s are kept to stop the runs)"
-if [ -n "${PYTHON:-}" ]; then
-    python="$PYTHON"
-    command -v "$python" >/dev/null || bad "PYTHON=$python is not an executable"
-elif [ -x .venv/bin/python ]; then
-    python=.venv/bin/python
-else
-    python=python3
-fi
-"$python" -c "import torch" 2>/dev/null \
+python="${PYTHON:-.venv/bin/python}"
+[ -n "${PYTHON:-}" ] || [ -x "$python" ] || python=python3
+command -v "$python" >/dev/null || bad "PYTHON=$python is not an executable"
+cuda=$("$python" -c "import torch; print(int(torch.cuda.is_available()))" 2>/dev/null) \
     || bad "no torch in PYTHON=$python: set PYTHON to the Python with the project's packages"
 zinc="${ZINC_DIR:-datasets/ZINC}"
 [ -f "$zinc/train.pickle" ] || bad "no ZINC pickles in '$zinc' (set ZINC_DIR)"
@@ -49,8 +44,7 @@ while [ ! -e "$parent" ]; do parent="$(dirname "$parent")"; done
 [ -d "$parent" ] || bad "OUT_ROOT=$out: $parent is a file, not a folder"
 [ -w "$parent" ] || bad "OUT_ROOT=$out: $parent cannot be written"
 
-if ! "$python" -c "import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)" \
-        2>/dev/null; then
+if [ "$cuda" != 1 ]; then
     echo "SKIP gpu_session no CUDA device here: nothing run"
     exit 0
 fi

@@ -23,8 +23,7 @@ from scripts import (
     diagnose,
     gpu_check,
 )
-from scripts.bench import autogcn as bench_autogcn
-from scripts.bench import models as bench_models
+from scripts.bench.__main__ import main as bench
 from scripts.report.__main__ import main as report
 from tests.data_writers import write_mnist, write_squirrel, write_tiny_zinc
 from tests.helpers import run_in_own_group
@@ -34,7 +33,8 @@ ROOT = Path(__file__).resolve().parent.parent
 TOOLS = {
     "diagnose": diagnose.main,
     "depth": lambda argv: report(["depth", *argv]),
-    "bench autogcn": bench_autogcn.main, "bench models": bench_models.main,
+    "bench autogcn": lambda argv: bench(["autogcn", *argv]),
+    "bench models": lambda argv: bench(["models", *argv]),
     "gpu_check": gpu_check.main, "evaluate_checkpoint": evaluate_checkpoint.main,
 }
 

@@ -10,8 +10,9 @@ from collections.abc import Sequence
 
 from train.interrupts import startup
 
-#: Subcommand -> (its module, what it measures). A benchmark is a module with ``main(argv)``
-#: returning the exit code; adding one is a line here.
+#: Subcommand -> (its module, what it measures). A benchmark is a module with ``main(argv)``,
+#: run as every tool is (``train/errors.py``: exit codes, one line for bad input); adding one is
+#: a line here.
 SUBCOMMANDS = {
     "autogcn": ("scripts.bench.autogcn", "AutoGCN's training epoch against GCN's"),
     "models": ("scripts.bench.models", "every model's training epoch relative to GCN's"),
@@ -37,7 +38,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     with startup("nothing was measured"):
         module = importlib.import_module(SUBCOMMANDS[argv[0]][0])
-    return module.main(argv[1:])
+        from train.errors import run_tool
+    return run_tool(module.main, argv[1:])
 
 
 if __name__ == "__main__":

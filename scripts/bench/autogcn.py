@@ -33,7 +33,6 @@ from scripts.bench.timing import (
     sync,
     twins,
 )
-from train.errors import run_tool
 from train.tasks import SBM, SUPERPIXELS, ZINC, Task
 
 MODELS = {"AUTOGCN": "AutoGCN", "GCN": "GCN"}  # registry name -> printed name
@@ -270,7 +269,7 @@ def build_parser() -> argparse.ArgumentParser:
     return out
 
 
-def _main(argv: Sequence[str] | None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
@@ -284,8 +283,3 @@ def _main(argv: Sequence[str] | None) -> int:
     for dataset in datasets:
         run_dataset(dataset, args, device, modes)
     return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """The command line; returns the exit code (0, 2 bad input, 1 failure, 130/143)."""
-    return run_tool(_main, argv)

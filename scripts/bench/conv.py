@@ -19,7 +19,6 @@ with startup():
     from scripts.bench.timing import interleave, new_parser
 
 Step = Callable[[], None]
-CPU = torch.device("cpu")
 
 
 def load(data_dir: Path) -> tuple[torch.Tensor, torch.Tensor]:
@@ -49,7 +48,7 @@ def step(module: Callable, *args) -> Step:
 def report(title: str, steps: dict[str, Step], repeats: int,
            ratios: Sequence[tuple[str, str]]) -> None:
     """Time ``steps`` interleaved (two untimed calls each); print their medians and ratios."""
-    medians = interleave(steps, repeats, CPU, untimed=2).medians()
+    medians = interleave(steps, repeats, torch.device("cpu"), untimed=2).medians()
     print(f"\n{title}")
     for name, t in medians.items():
         print(f"  {name:<44} {1e3 * t:8.2f} ms")
@@ -81,6 +80,7 @@ def message_passing_operator(edge_index: torch.Tensor, n: int) -> tuple[torch.nn
     ``MessagePassing`` subclass would compute it; ``explain_message`` applies a mask set by
     ``set_masks``. Returns ``(module, apply)``."""
     from torch_geometric.nn import MessagePassing
+    from torch_geometric.nn.conv.gcn_conv import gcn_norm
 
     class Propagation(MessagePassing):
         def __init__(self) -> None:
@@ -92,14 +92,12 @@ def message_passing_operator(edge_index: torch.Tensor, n: int) -> tuple[torch.nn
         def message(self, x_j: torch.Tensor, norm: torch.Tensor) -> torch.Tensor:
             return norm.view(-1, 1) * x_j
 
-    deg = torch.zeros(n).index_add_(0, edge_index[1], torch.ones(edge_index.shape[1]))
-    s = deg.masked_fill(deg <= 0, 1).rsqrt()
-    norm = s[edge_index[0]] * s[edge_index[1]]
+    _, norm = gcn_norm(edge_index, num_nodes=n, add_self_loops=False)  # D^-1/2 A D^-1/2
     prop = Propagation()
     return prop, lambda h: prop(h, norm)
 
 
-def _main(argv: Sequence[str] | None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = new_parser("conv", __doc__)
     parser.add_argument("--data_dir", required=True, type=cli.data_folder, metavar="DIR")
     parser.add_argument("--repeats", type=cli.int_in(1, 10_000), default=20)
@@ -172,9 +170,3 @@ def weights_and_explain(auto: AutoGCNConv, auto_u: AutoGCNConv, gcn_u: torch.nn.
     report("explain (edge mask requiring a gradient) and the propagation itself",
            dict(zip(names, runs, strict=True)), repeats,
            [(names[1], names[0]), (names[3], names[2])])
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    from train.errors import run_tool
-
-    return run_tool(_main, argv)

@@ -17,7 +17,6 @@ from layers.gcn_layer import GCNLayer
 from scripts import cli
 from scripts.bench.timing import described, interleave, new_parser, start
 from train import compilation
-from train.errors import run_tool
 
 WIDTHS = {"AutoGCN": 90, "GCN": 150}  # the published hidden widths on SBM_CLUSTER and ZINC
 
@@ -72,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _main(argv: Sequence[str] | None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     device, modes = start(args)
     cands = candidates(args.graphs, device, True in modes)
@@ -86,8 +85,3 @@ def _main(argv: Sequence[str] | None) -> int:
     for name, s in seconds.items():
         print(f"{name:18} {s * 1e3:8.1f} {s / base:12.2f}")
     return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """The command line; returns the exit code (0, 2 bad input, 1 failure, 130/143)."""
-    return run_tool(_main, argv)

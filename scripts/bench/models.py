@@ -16,6 +16,7 @@ from nets.registry import uses_self_loops
 from scripts import cli
 from scripts.bench.autogcn import load_split
 from scripts.bench.timing import (
+    Timings,
     compiled_over_eager_line,
     default_mode,
     gcn_ratio_line,
@@ -25,7 +26,6 @@ from scripts.bench.timing import (
     start,
     twins,
 )
-from train.errors import run_tool
 from train.loop import GraphBatches
 from train.tasks import Task
 
@@ -39,11 +39,10 @@ MAX_EPOCHS = 1_000
 
 
 def epoch_seconds(model: str, dataset: str, ds: GraphDataset, io: NetIO, task: Task,
-                  epochs: int, device: torch.device, modes: tuple[bool, ...]
-                  ) -> dict[bool, tuple[float, float]]:
-    """Per mode (False eager, True compiled): the median time of ``epochs`` training epochs
-    with the project's loop after one untimed first epoch, and the warm-up (the first epoch
-    less that median). The modes alternate, each with its own net, optimiser and batch order."""
+                  epochs: int, device: torch.device, modes: tuple[bool, ...]) -> Timings:
+    """``epochs`` training epochs with the project's loop per mode (False eager, True compiled),
+    after one untimed first epoch each; the modes alternate, each with its own net, optimiser
+    and batch order."""
     cfg = published(dataset, model)
     if uses_self_loops(model, cfg["net_params"]):
         ds = ds.with_self_loops()
@@ -52,8 +51,7 @@ def epoch_seconds(model: str, dataset: str, ds: GraphDataset, io: NetIO, task: T
         opt = torch.optim.Adam(net.parameters(), lr=cfg["params"]["init_lr"])
         loop = GraphBatches(ds, task, 128, device, generator=torch.Generator().manual_seed(0))
         steps[compiled] = partial(loop.train_epoch, net, opt)
-    t = interleave(steps, epochs, device)
-    return {m: (t.median(m), t.warm_up(m)) for m in modes}
+    return interleave(steps, epochs, device)
 
 
 def _cell(value: float | None, digits: int) -> str:
@@ -92,16 +90,16 @@ def run_dataset(dataset: str, models: list[str], args: argparse.Namespace,
     seconds: dict[tuple[str, bool], float] = {}
     defaults: dict[str, bool | None] = {}
     for model in models:
-        timing = epoch_seconds(model, dataset, ds, io, task, args.epochs, device, modes)
-        seconds.update({(model, m): t[0] for m, t in timing.items()})
+        t = epoch_seconds(model, dataset, ds, io, task, args.epochs, device, modes)
+        seconds.update({(model, m): t.median(m) for m in modes})
         defaults[model], why = default_mode(dataset, model, device, args.compile)
-        eager, comp = timing.get(False), timing.get(True)
-        over = [seconds[model, m] / seconds["GCN", m] if m in timing else None
+        eager, comp = (seconds.get((model, m)) for m in (False, True))
+        over = [seconds[model, m] / seconds["GCN", m] if m in modes else None
                 for m in (False, True)]
-        print(f"{model:<11}{_cell(eager and eager[0], 3)}{_cell(comp and comp[0], 3)}"
-              f"{_cell(comp[0] / eager[0] if eager and comp else None, 2)}"
-              f"{_cell(comp and comp[1], 1)}{_cell(over[0], 2)}{_cell(over[1], 2)}   {why}",
-              flush=True)
+        print(f"{model:<11}{_cell(eager, 3)}{_cell(comp, 3)}"
+              f"{_cell(comp / eager if eager and comp else None, 2)}"
+              f"{_cell(t.warm_up(True) if comp else None, 1)}{_cell(over[0], 2)}"
+              f"{_cell(over[1], 2)}   {why}", flush=True)
     if "AUTOGCN" in models:
         print(gcn_ratio_line(dataset, seconds, defaults)[1], flush=True)
         if len(modes) == 2:
@@ -109,15 +107,10 @@ def run_dataset(dataset: str, models: list[str], args: argparse.Namespace,
                                            seconds["AUTOGCN", True])[1], flush=True)
 
 
-def _main(argv: Sequence[str] | None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     device, modes = start(args)
     models = ["GCN"] + [m for m in args.models if m != "GCN"]
     for dataset in args.datasets:
         run_dataset(dataset, models, args, device, modes)
     return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """The command line; returns the exit code (0, 2 bad input, 1 failure, 130/143)."""
-    return run_tool(_main, argv)

@@ -15,7 +15,6 @@ from scripts import cli
 from scripts.bench.timing import new_parser
 from train import run_folder, runner
 from train.checkpoint import STATE_FILE
-from train.errors import run_tool
 from train.tasks import SBM, ZINC
 
 CONFIGS = {"ZINC": (ZINC, "configs/molecules_graph_regression_AUTOGCN_ZINC.json"),
@@ -65,7 +64,7 @@ def measure(name: str, data_dir: str, graphs: int, epochs: int, device: str, tmp
             f"{100 * saved / epoch:.2f} % of the epoch")
 
 
-def _main(argv: Sequence[str] | None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = new_parser("state", __doc__, "device")
     parser.add_argument("--zinc_dir", required=True, type=cli.data_folder, metavar="DIR",
                         help="the ZINC pickles")
@@ -83,8 +82,3 @@ def _main(argv: Sequence[str] | None) -> int:
         print(measure("SBM_PATTERN", str(tmp / "sbm"), args.sbm_graphs, args.epochs,
                       args.device, tmp), flush=True)
     return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """The command line; returns the exit code (0, 2 bad input, 1 failure, 130/143)."""
-    return run_tool(_main, argv)

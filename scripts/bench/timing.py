@@ -113,20 +113,15 @@ def twins(model: str, cfg: dict, io: NetIO, device: torch.device, modes: tuple[b
     return nets
 
 
-def full_run_steps(dataset: str, model: str) -> tuple[int, int, int]:
-    """Epochs, batches per epoch and optimiser steps of a full training run at the published
-    config (every training graph, the config's batch size)."""
-    params = published(dataset, model)["params"]
-    batches = math.ceil(FULL_TRAIN_GRAPHS[dataset] / params["batch_size"])
-    return params["epochs"], batches, params["epochs"] * batches
-
-
 def default_mode(dataset: str, model: str, device: torch.device, setting: str
                  ) -> tuple[bool | None, str]:
-    """Whether a full training run of ``model`` compiles here (``params.compile = "auto"``), and
-    why, in words. ``--compile off`` does not probe the compiler: where the run is long enough
-    for ``auto`` to compile, the default is then left unknown (``None``)."""
-    epochs, batches, steps = full_run_steps(dataset, model)
+    """Whether a full training run of ``model`` at its published config (every training graph,
+    the config's batch size) compiles here (``params.compile = "auto"``), and why, in words.
+    ``--compile off`` does not probe the compiler: where the run is long enough for ``auto`` to
+    compile, the default is then left unknown (``None``)."""
+    params = published(dataset, model)["params"]
+    epochs, batches = params["epochs"], math.ceil(FULL_TRAIN_GRAPHS[dataset] / params["batch_size"])
+    steps = epochs * batches
     if setting == "off" and steps >= compilation.MIN_STEPS:
         compiled, why = None, "not probed (--compile off)"
     else:
