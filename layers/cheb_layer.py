@@ -36,17 +36,15 @@ unit input direction at frequency :math:`\lambda`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import torch
 from torch import nn
 
 from autogcn.graph import Graph
 from autogcn.propagation import cheaper_to_propagate_first, propagate
-from layers.post_processing import PostProcess
+from layers.post_processing import Activation, GraphLayer, PostProcess
 
 
-class ChebLayer(nn.Module):
+class ChebLayer(GraphLayer):
     """One ChebNet layer (K = 2, λmax = 2); see the module docstring.
 
     Args:
@@ -59,7 +57,7 @@ class ChebLayer(nn.Module):
         self,
         in_dim: int,
         out_dim: int,
-        activation: Callable[[torch.Tensor], torch.Tensor] | None = torch.relu,
+        activation: Activation = torch.relu,
         dropout: float = 0.0,
         graph_norm: bool = True,
         batch_norm: bool = True,
@@ -71,17 +69,10 @@ class ChebLayer(nn.Module):
         self.c2 = nn.Linear(in_dim, out_dim, bias=False)  # T1 = -Ã
         self.c3 = nn.Linear(in_dim, out_dim, bias=False)  # T2 = 2Ã² - I
         self.bias = nn.Parameter(torch.zeros(out_dim))
-        self.post = PostProcess(
-            in_dim, out_dim, activation, dropout, graph_norm, batch_norm, residual
-        )
+        self.post = PostProcess(in_dim, out_dim, activation, dropout, graph_norm, batch_norm,
+                                residual)
         # "auto" picks the cheaper order; "propagate"/"project" force one (used by tests).
         self.order = "auto"
-
-    def reset_parameters(self) -> None:
-        for lin in (self.c1, self.c2, self.c3):
-            lin.reset_parameters()
-        nn.init.zeros_(self.bias)
-        self.post.reset_parameters()
 
     def kernel_terms(
         self, g: Graph, x: torch.Tensor

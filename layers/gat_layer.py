@@ -32,13 +32,11 @@ with the ReLU gain).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import torch
 from torch import nn
 
 from autogcn.graph import Graph
-from layers.post_processing import PostProcess
+from layers.post_processing import Activation, GraphLayer, PostProcess
 from layers.propagation import edge_softmax, weighted_aggregate
 
 
@@ -85,7 +83,7 @@ class GATConv(nn.Module):
         return f"{self.in_feats}, {self.out_feats}, num_heads={self.num_heads}"
 
 
-class GATLayer(nn.Module):
+class GATLayer(GraphLayer):
     """One multi-head GAT layer; output width ``out_dim * num_heads``.
 
     Args:
@@ -102,7 +100,7 @@ class GATLayer(nn.Module):
         in_dim: int,
         out_dim: int,
         num_heads: int,
-        activation: Callable[[torch.Tensor], torch.Tensor] | None = None,
+        activation: Activation = None,
         dropout: float = 0.0,
         graph_norm: bool = True,
         batch_norm: bool = True,
@@ -110,13 +108,8 @@ class GATLayer(nn.Module):
     ) -> None:
         super().__init__()
         self.conv = GATConv(in_dim, out_dim, num_heads, feat_drop=dropout, attn_drop=dropout)
-        self.post = PostProcess(
-            in_dim, out_dim * num_heads, activation, 0.0, graph_norm, batch_norm, residual
-        )
-
-    def reset_parameters(self) -> None:
-        self.conv.reset_parameters()
-        self.post.reset_parameters()
+        self.post = PostProcess(in_dim, out_dim * num_heads, activation, 0.0, graph_norm,
+                                batch_norm, residual)
 
     def forward(
         self, g: Graph, feat: torch.Tensor, snorm_n: torch.Tensor | None = None

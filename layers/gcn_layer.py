@@ -21,19 +21,11 @@ compare the models). With ``source_degree="out"`` it equals DGL 2.x's
 ``GraphConv(norm="both", bias=False)``, and with ``"in"`` the in-degree formula, proven by
 ``tests/test_dgl_parity.py``. It keeps DGL's weight (``conv.weight``, shape ``(in, out)``,
 Glorot-uniform) and its order (project first when the output is narrower, and for sparse inputs,
-which are never densified). The degree factors are computed in the feature dtype (see
-:mod:`layers.propagation`). ``conv(g, x)`` takes a :class:`~autogcn.graph.Graph` or a PyG-style
-``(2, E)`` edge index as ``g``, and an optional ``edge_weight`` (weighted degrees). The bias
-lives in the layer and is added after the aggregation.
+which are never densified). The bias lives in the layer, added after the aggregation.
 Parameters: ``in·out + out`` (+ ``2·out`` BatchNorm, always allocated as in the release).
-
-Post-processing (graph norm → BN → activation → residual → dropout) is
-:class:`~layers.post_processing.PostProcess`.
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
 
 import torch
 from torch import nn
@@ -45,7 +37,7 @@ from autogcn.propagation import (
     cheaper_to_propagate_first,
     normalized_adjacency,
 )
-from layers.post_processing import PostProcess
+from layers.post_processing import Activation, GraphLayer, PostProcess
 
 
 class GraphConv(nn.Module):
@@ -83,7 +75,7 @@ class GraphConv(nn.Module):
         return f"in={self.in_feats}, out={self.out_feats}, source_degree={self.source_degree}"
 
 
-class GCNLayer(nn.Module):
+class GCNLayer(GraphLayer):
     """One GCN layer: :class:`GraphConv`, the bias, then the shared post-processing.
 
     Args:
@@ -97,7 +89,7 @@ class GCNLayer(nn.Module):
         self,
         in_dim: int,
         out_dim: int,
-        activation: Callable[[torch.Tensor], torch.Tensor] | None = torch.relu,
+        activation: Activation = torch.relu,
         dropout: float = 0.0,
         graph_norm: bool = True,
         batch_norm: bool = True,
@@ -107,14 +99,8 @@ class GCNLayer(nn.Module):
         super().__init__()
         self.conv = GraphConv(in_dim, out_dim, source_degree)
         self.bias = nn.Parameter(torch.zeros(out_dim))
-        self.post = PostProcess(
-            in_dim, out_dim, activation, dropout, graph_norm, batch_norm, residual
-        )
-
-    def reset_parameters(self) -> None:
-        self.conv.reset_parameters()
-        nn.init.zeros_(self.bias)
-        self.post.reset_parameters()
+        self.post = PostProcess(in_dim, out_dim, activation, dropout, graph_norm, batch_norm,
+                                residual)
 
     def forward(
         self, g: Graph, feat: torch.Tensor, snorm_n: torch.Tensor | None = None

@@ -20,8 +20,6 @@ returns the MLP's output as it is (neither the BN nor the ReLU after it runs):
 
 The BN stays allocated either way, so the parameter count is the release's.
 :math:`\epsilon` starts at 0; ``learn_eps=False`` keeps it fixed.
-Post-processing (graph norm → BN → activation → residual → dropout) is
-:class:`~layers.post_processing.PostProcess`.
 
 Parameters per layer: ``1`` (ε) + the MLP's linears + ``2·out`` per MLP BatchNorm
 + ``2·out`` (ApplyNodeFunc BN) + ``2·out`` (post-processing BN).
@@ -29,13 +27,11 @@ Parameters per layer: ``1`` (ε) + the MLP's linears + ``2·out`` per MLP BatchN
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import torch
 from torch import nn
 
 from autogcn.graph import Graph
-from layers.post_processing import PostProcess, activation_name
+from layers.post_processing import Activation, GraphLayer, PostProcess, activation_name
 from layers.propagation import aggregate
 
 AGGREGATORS = ("sum", "mean", "max")
@@ -54,7 +50,7 @@ def gin_mlp(in_dim: int, out_dim: int, n_layers: int) -> nn.Sequential:
     return nn.Sequential(*mods)
 
 
-class GINLayer(nn.Module):
+class GINLayer(GraphLayer):
     r"""One GIN layer (see the module docstring).
 
     Args:
@@ -74,7 +70,7 @@ class GINLayer(nn.Module):
         in_dim: int,
         out_dim: int,
         n_mlp: int = 2,
-        activation: Callable[[torch.Tensor], torch.Tensor] | None = torch.relu,
+        activation: Activation = torch.relu,
         dropout: float = 0.0,
         graph_norm: bool = True,
         batch_norm: bool = True,
@@ -96,17 +92,8 @@ class GINLayer(nn.Module):
             self.register_buffer("eps", eps)
         self.mlp = gin_mlp(in_dim, out_dim, n_mlp)
         self.bn_apply = nn.BatchNorm1d(out_dim)  # allocated even when unused: the release's count
-        self.post = PostProcess(
-            in_dim, out_dim, activation, dropout, graph_norm, batch_norm, residual
-        )
-
-    def reset_parameters(self) -> None:
-        nn.init.zeros_(self.eps)
-        for mod in self.mlp:
-            if hasattr(mod, "reset_parameters"):
-                mod.reset_parameters()
-        self.bn_apply.reset_parameters()
-        self.post.reset_parameters()
+        self.post = PostProcess(in_dim, out_dim, activation, dropout, graph_norm, batch_norm,
+                                residual)
 
     def aggregate(self, g: Graph, feat: torch.Tensor) -> torch.Tensor:
         r""":math:`(1+\epsilon) x_v + \mathrm{AGG}_{u \to v} x_u`."""

@@ -35,13 +35,11 @@ Parameters per layer: ``6`` (pseudo projection, dim 2) + ``2·K·dim`` (μ, σ�
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import torch
 from torch import nn
 
 from autogcn.graph import Graph
-from layers.post_processing import PostProcess
+from layers.post_processing import Activation, GraphLayer, PostProcess
 from layers.propagation import aggregate_edges, weighted_aggregate
 
 GMM_AGGREGATORS = ("sum", "mean", "max")
@@ -112,7 +110,7 @@ class GMMConv(nn.Module):
                 f"n_kernels={self.n_kernels}, aggregator={self.aggregator}")
 
 
-class GMMLayer(nn.Module):
+class GMMLayer(GraphLayer):
     """One MoNet layer (see the module docstring).
 
     Args:
@@ -129,7 +127,7 @@ class GMMLayer(nn.Module):
         self,
         in_dim: int,
         out_dim: int,
-        activation: Callable[[torch.Tensor], torch.Tensor] | None = torch.relu,
+        activation: Activation = torch.relu,
         dropout: float = 0.0,
         graph_norm: bool = True,
         batch_norm: bool = True,
@@ -144,12 +142,6 @@ class GMMLayer(nn.Module):
         self.post = PostProcess(in_dim, out_dim, activation, 0.0, graph_norm, batch_norm, residual)
         self.bias = nn.Parameter(torch.zeros(out_dim))
         self.dropout = nn.Dropout(dropout)
-
-    def reset_parameters(self) -> None:
-        self.pseudo_proj[0].reset_parameters()
-        self.conv.reset_parameters()
-        self.post.reset_parameters()
-        nn.init.zeros_(self.bias)
 
     def forward(
         self, g: Graph, feat: torch.Tensor, snorm_n: torch.Tensor | None = None

@@ -43,14 +43,12 @@ Parameter conventions:
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import torch
 from torch import nn
 from torch.nn import functional as F
 
 from autogcn.graph import Graph
-from layers.post_processing import PostProcess, activation_name
+from layers.post_processing import Activation, GraphLayer, PostProcess, activation_name
 from layers.propagation import aggregate
 
 SAGE_AGGREGATORS = ("mean", "gcn", "pool")
@@ -74,7 +72,7 @@ class SAGEConv(nn.Module):
         aggregator: str = "mean",
         feat_drop: float = 0.0,
         bias: bool = True,
-        activation: Callable[[torch.Tensor], torch.Tensor] | None = None,
+        activation: Activation = None,
     ) -> None:
         super().__init__()
         if aggregator not in SAGE_AGGREGATORS:
@@ -130,7 +128,7 @@ class SAGEConv(nn.Module):
                 f"activation={activation_name(self.activation)}")
 
 
-class GraphSageLayer(nn.Module):
+class GraphSageLayer(GraphLayer):
     """One GraphSAGE layer: :class:`SAGEConv` (input dropout, activation) + post-processing.
 
     Args:
@@ -145,7 +143,7 @@ class GraphSageLayer(nn.Module):
         self,
         in_dim: int,
         out_dim: int,
-        activation: Callable[[torch.Tensor], torch.Tensor] | None = torch.relu,
+        activation: Activation = torch.relu,
         dropout: float = 0.0,
         graph_norm: bool = True,
         batch_norm: bool = True,
@@ -158,10 +156,6 @@ class GraphSageLayer(nn.Module):
         self.post = PostProcess(in_dim, out_dim, None, 0.0, graph_norm, batch_norm, residual)
         if not batch_norm:  # the release did not allocate it: keep it out of the trainable count
             self.post.batchnorm_h.requires_grad_(False)
-
-    def reset_parameters(self) -> None:
-        self.conv.reset_parameters()
-        self.post.reset_parameters()
 
     def forward(
         self, g: Graph, feat: torch.Tensor, snorm_n: torch.Tensor | None = None

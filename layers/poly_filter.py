@@ -15,17 +15,15 @@ propagate), puts ``dprate`` where they put it: on the signal entering the filter
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import torch
 from torch import Tensor, nn
 
 from autogcn.graph import Graph
 from autogcn.polynomial import PolynomialFilter
-from layers.post_processing import PostProcess
+from layers.post_processing import Activation, GraphLayer, PostProcess
 
 
-class PolyFilterLayer(nn.Module):
+class PolyFilterLayer(GraphLayer):
     """A :class:`PolynomialFilter` in the benchmarking-gnns layer stack (module docstring):
     ``post(F(N) dropout_dprate(x W) + b)``.
 
@@ -39,7 +37,7 @@ class PolyFilterLayer(nn.Module):
     """
 
     def __init__(self, filt: PolynomialFilter, in_dim: int, out_dim: int,
-                 activation: Callable[[Tensor], Tensor] | None = torch.relu,
+                 activation: Activation = torch.relu,
                  dropout: float = 0.0, dprate: float = 0.0, graph_norm: bool = True,
                  batch_norm: bool = True, residual: bool = False) -> None:
         super().__init__()

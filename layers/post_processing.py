@@ -15,6 +15,9 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
+#: A layer's activation: ``torch.relu``, ``F.elu``, ... or ``None`` (an output layer).
+Activation = Callable[[torch.Tensor], torch.Tensor] | None
+
 
 def activation_name(fn: Callable | None) -> str:
     """``relu``, ``elu``, ... or ``None`` (for printed modules)."""
@@ -41,7 +44,7 @@ class PostProcess(nn.Module):
         self,
         in_dim: int,
         out_dim: int,
-        activation: Callable[[torch.Tensor], torch.Tensor] | None = torch.relu,
+        activation: Activation = torch.relu,
         dropout: float = 0.0,
         graph_norm: bool = True,
         batch_norm: bool = True,
@@ -76,3 +79,22 @@ class PostProcess(nn.Module):
         if self.residual:  # a sparse input (bag-of-words features) is added as a dense tensor
             h = (h_in.to_dense() if h_in.is_sparse else h_in) + h
         return self.dropout(h)
+
+
+class GraphLayer(nn.Module):
+    """Base of the benchmark's layers, ``layer(g, feat, snorm_n)``: :meth:`reset_parameters`
+    re-initialises every child as it initialises itself and zeroes the layer's own parameters
+    (its biases, GIN's ε)."""
+
+    def reset_parameters(self) -> None:
+        _reset_children(self)
+        for param in self._parameters.values():
+            nn.init.zeros_(param)
+
+
+def _reset_children(module: nn.Module) -> None:
+    for child in module.children():
+        if hasattr(child, "reset_parameters"):
+            child.reset_parameters()
+        else:  # a container (nn.Sequential): its members
+            _reset_children(child)

@@ -1,25 +1,15 @@
-"""The paper's baselines, registered under the release's model names for every task level.
+"""The paper's baselines ``MLP GCN GraphSage GAT MoNet GIN ChebNet SGC APGCN``, registered under
+the release's names for batched node tasks (SBM), batched graph tasks (ZINC, superpixels) and
+single-graph node classification (PubMed, Squirrel, Arxiv-year, YelpChi), in the shapes of the
+authors' release (benchmarking-gnns nets plus their SGC/APGCN/ChebNet/MoNet nets).
 
-``MLP GCN GraphSage GAT MoNet GIN ChebNet SGC APGCN``, each buildable for batched node tasks
-(SBM), batched graph tasks (ZINC, superpixels) and single-graph node classification (PubMed,
-Squirrel, Arxiv-year, YelpChi), with the shapes of the authors' release (benchmarking-gnns nets
-plus their SGC/APGCN/ChebNet/MoNet nets):
-
-* GCN, GraphSage, ChebNet are plain layer stacks: registered with a layer factory and composed by
-  :class:`~nets.gnn_net.GNNNet` (single graph: in→h, L−1 × h→h, h→classes without activation).
-* GAT (widths ``hidden·heads``, one head on the last layer), MoNet (no activation on its last
-  layer, a linear encoder and an MLP head on single graphs too) and GIN on single graphs
-  (one-linear MLPs on its input/output layers) are layer stacks with other widths:
-  :class:`StackNet`.
-* MLP, GIN (sum of per-layer predictions), SGC ((L−1) linear layers then ``SGConv``) and APGCN
-  (linear layers then adaptive propagation, plus a loss term) have their own small nets.
-
-Self-loops (added by the runner when ``self_loop`` is true) are declared for GCN, GAT and SGC
-only, as in the release.
-
-Single-graph features may arrive as sparse COO tensors (PubMed, Squirrel): ``nn.Linear`` accepts
-them, :func:`feature_dropout` drops their stored values, and layers that need dense features
-densify them (PubMed: 19,717 × 500 floats, ≈ 40 MB).
+GCN, GraphSage and ChebNet are uniform layer stacks (:func:`~nets.gnn_net.stack_net`); GAT,
+MoNet and single-graph GIN are :class:`~nets.gnn_net.GNNNet` stacks of other widths; MLP, GIN
+(sum of per-layer predictions), SGC and APGCN have nets of their own. Self-loops (added by the
+runner when ``self_loop`` is true) are declared for GCN, GAT and SGC only, as in the release.
+Single-graph features may be sparse COO (PubMed, Squirrel): ``nn.Linear`` accepts them,
+:func:`~nets.gnn_net.feature_dropout` drops their stored values, and layers that need dense
+features densify them.
 """
 
 from __future__ import annotations
@@ -39,96 +29,39 @@ from layers.gmm_layer import GMMLayer
 from layers.graphsage_layer import GraphSageLayer
 from layers.mlp_readout_layer import MLPReadout
 from layers.propagation import readout
-from nets.components import LayerStack, make_encoder
-from nets.gnn_net import NetIO
+from nets.gnn_net import (
+    GNNNet,
+    LayerStack,
+    NetIO,
+    feature_dropout,
+    make_encoder,
+    post_args,
+    stack_layer,
+)
 from nets.registry import register
 
 
-def feature_dropout(drop: nn.Dropout, x: torch.Tensor) -> torch.Tensor:
-    """Dropout that also accepts sparse COO features (zeros stay zero: drop the stored values)."""
-    if not x.is_sparse:
-        return drop(x)
-    if not drop.training or drop.p == 0:
-        return x
-    x = x.coalesce()
-    # the indices come from a coalesced tensor: valid and sorted, nothing to check or merge
-    return torch.sparse_coo_tensor(x.indices(), drop(x.values()), x.shape,
-                                   check_invariants=False, is_coalesced=True)
-
-
-def _post_args(p: dict) -> dict:
-    return {"graph_norm": p["graph_norm"], "batch_norm": p["batch_norm"],
-            "residual": p["residual"]}
-
-
-# ------------------------------------------------------------------ layer-stack models (GNNNet)
-def gcn_layer(in_dim: int, out_dim: int, p: dict, output_layer: bool) -> GCNLayer:
-    # the release's citation GCN: output layer without activation and without dropout
-    return GCNLayer(in_dim, out_dim, activation=None if output_layer else torch.relu,
-                    dropout=0.0 if output_layer else p["dropout"],
-                    source_degree=p["gcn_source_degree"], **_post_args(p))
-
-
-def graphsage_layer(in_dim: int, out_dim: int, p: dict, output_layer: bool) -> GraphSageLayer:
-    # dropout is SAGEConv's input dropout, kept on the output layer as in the release
-    return GraphSageLayer(in_dim, out_dim, activation=None if output_layer else torch.relu,
-                          dropout=p["dropout"], aggregator=p["sage_aggregator"], **_post_args(p))
-
-
-def cheb_layer(in_dim: int, out_dim: int, p: dict, output_layer: bool) -> ChebLayer:
-    return ChebLayer(in_dim, out_dim, activation=None if output_layer else torch.relu,
-                     dropout=0.0 if output_layer else p["dropout"], **_post_args(p))
-
-
-# ------------------------------------------------------------------ explicit layer stacks
-class StackNet(nn.Module):
-    """Optional encoder → input dropout → :class:`LayerStack` → (graph readout) → optional head.
-
-    The composition of :class:`~nets.gnn_net.GNNNet` for layer lists whose widths or activations
-    GNNNet's uniform ``[hidden] * L`` stack cannot express (GAT, MoNet, single-graph GIN).
-    """
-
-    def __init__(self, io: NetIO, layers: list[nn.Module], encoder: nn.Module | None = None,
-                 in_feat_dropout: float = 0.0, head: nn.Module | None = None,
-                 readout: str = "mean") -> None:
-        super().__init__()
-        self.io, self.readout = io, readout
-        self.encoder = encoder
-        self.in_feat_dropout = nn.Dropout(in_feat_dropout)
-        self.stack = LayerStack(layers)
-        self.head = head
-
-    def forward(self, g: Graph, h: torch.Tensor,
-                snorm_n: torch.Tensor | None = None) -> torch.Tensor:
-        if self.encoder is not None:
-            h = self.encoder(h)
-        h = self.stack(g, feature_dropout(self.in_feat_dropout, h), snorm_n)
-        if self.io.level == "graph":
-            h = readout(g, h, self.readout)
-        return self.head(h) if self.head is not None else h
-
-
-def gat_net(io: NetIO, p: dict) -> StackNet:
+def gat_net(io: NetIO, p: dict) -> GNNNet:
     """GAT: heads concatenated (width ``hidden·heads``); the last layer has one head."""
     heads, hidden, n_layers = p["n_heads"], p["hidden_dim"], p["L"]
     width = hidden * heads
 
     def layer(a: int, b: int, n_heads: int, act) -> GATLayer:
-        return GATLayer(a, b, n_heads, act, p["dropout"], **_post_args(p))
+        return GATLayer(a, b, n_heads, act, p["dropout"], **post_args(p))
 
     if io.level == "single_graph":  # the release's citation GAT: ELU, output layer 1 head
         layers = [layer(io.in_dim, hidden, heads, F.elu)]
         layers += [layer(width, hidden, heads, F.elu) for _ in range(n_layers - 1)]
         layers.append(layer(width, io.num_classes, 1, None))
-        return StackNet(io, layers)
+        return GNNNet(io, layers)
     # benchmarking-gnns GAT: no activation; L-1 multi-head layers and a one-head layer to out_dim
     layers = [layer(width, hidden, heads, None) for _ in range(n_layers - 1)]
     layers.append(layer(width, p["out_dim"], 1, None))
-    return StackNet(io, layers, make_encoder(io.input_kind, io.in_dim, width),
-                    p["in_feat_dropout"], MLPReadout(p["out_dim"], io.num_classes), p["readout"])
+    return GNNNet(io, layers, make_encoder(io.input_kind, io.in_dim, width),
+                  p["in_feat_dropout"], MLPReadout(p["out_dim"], io.num_classes), p["readout"])
 
 
-def monet_net(io: NetIO, p: dict) -> StackNet:
+def monet_net(io: NetIO, p: dict) -> GNNNet:
     """MoNet: encoder → L GMM layers (the last without activation) → MLP head, on every task.
 
     On single graphs too the release used a linear encoder and an MLP head, and ``L`` counts all
@@ -137,7 +70,7 @@ def monet_net(io: NetIO, p: dict) -> StackNet:
     hidden, out_dim, n_layers = p["hidden_dim"], p["out_dim"], p["L"]
 
     def layer(a: int, b: int, act) -> GMMLayer:
-        return GMMLayer(a, b, act, p["dropout"], **_post_args(p), dim=p["pseudo_dim_MoNet"],
+        return GMMLayer(a, b, act, p["dropout"], **post_args(p), dim=p["pseudo_dim_MoNet"],
                         kernel=p["kernel"])
 
     layers = [layer(hidden, hidden, torch.relu) for _ in range(n_layers - 1)]
@@ -145,8 +78,8 @@ def monet_net(io: NetIO, p: dict) -> StackNet:
     # the release's MoNet applied no input dropout (every config has in_feat_dropout 0)
     drop = 0.0 if io.level == "single_graph" else p["in_feat_dropout"]
     kind = "linear" if io.level == "single_graph" else io.input_kind
-    return StackNet(io, layers, make_encoder(kind, io.in_dim, hidden), drop,
-                    MLPReadout(out_dim, io.num_classes), p["readout"])
+    return GNNNet(io, layers, make_encoder(kind, io.in_dim, hidden), drop,
+                  MLPReadout(out_dim, io.num_classes), p["readout"])
 
 
 # ------------------------------------------------------------------ GIN
@@ -167,7 +100,7 @@ class GINNet(nn.Module):
         self.encoder = make_encoder(io.input_kind, io.in_dim, hidden)
         self.in_feat_dropout = nn.Dropout(p["in_feat_dropout"])
         self.stack = LayerStack([
-            GINLayer(hidden, hidden, p["n_mlp_GIN"], torch.relu, p["dropout"], **_post_args(p),
+            GINLayer(hidden, hidden, p["n_mlp_GIN"], torch.relu, p["dropout"], **post_args(p),
                      learn_eps=p["learn_eps_GIN"], aggregator=p["neighbor_aggr_GIN"])
             for _ in range(n_layers)
         ])
@@ -207,14 +140,14 @@ def gin_net(io: NetIO, p: dict) -> nn.Module:
         raise ValueError(f"the release's GIN forward scores classes with the hidden_dim {hidden} "
                          f"outputs; it needs hidden_dim >= the {io.num_classes} classes")
     gin = {"learn_eps": p["learn_eps_GIN"], "aggregator": p["neighbor_aggr_GIN"],
-           "apply_node_norm": not release, **_post_args(p)}
+           "apply_node_norm": not release, **post_args(p)}
     layers = [GINLayer(io.in_dim, hidden, 1, torch.relu, p["dropout"], **gin)]
     layers += [GINLayer(hidden, hidden, p["n_mlp_GIN"], torch.relu, p["dropout"], **gin)
                for _ in range(n_layers - 1)]
     output = GINLayer(hidden, io.num_classes, 1, None, 0.0, **gin)
     if run_output_layer:
-        return StackNet(io, [*layers, output])
-    net = StackNet(io, layers)
+        return GNNNet(io, [*layers, output])
+    net = GNNNet(io, layers)
     net.unused_output_layer = output  # allocated, as in the release: its parameters count
     return net
 
@@ -397,11 +330,15 @@ class APGCNNet(nn.Module):
 
 
 register("MLP", net=MLPNet)
-register("GCN", layer=gcn_layer, self_loops=True)
-register("GraphSage", layer=graphsage_layer)
+# the release's citation GCN and ChebNet: output layer without activation and without dropout
+register("GCN", layer=stack_layer(GCNLayer, lambda p: {"source_degree": p["gcn_source_degree"]},
+                                  output_dropout=False), self_loops=True)
+# GraphSage's dropout is SAGEConv's input dropout, kept on the output layer as in the release
+register("GraphSage", layer=stack_layer(GraphSageLayer,
+                                        lambda p: {"aggregator": p["sage_aggregator"]}))
 register("GAT", net=gat_net, self_loops=True)
 register("MoNet", net=monet_net)
 register("GIN", net=gin_net)
-register("ChebNet", layer=cheb_layer)
+register("ChebNet", layer=stack_layer(ChebLayer, output_dropout=False))
 register("SGC", net=SGCNet, self_loops=True)
 register("APGCN", net=APGCNNet)

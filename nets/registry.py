@@ -1,19 +1,19 @@
 """Model registry: a model name (as in the release) -> how to build its net for any task.
 
-Layer-stack models register a layer factory and get :class:`~nets.gnn_net.GNNNet`; models with
-a different overall shape (e.g. GIN's per-layer predictions) register a net builder instead.
+Layer-stack models register a layer factory (:func:`~nets.gnn_net.stack_net` stacks it); models
+with a different overall shape (e.g. GIN's per-layer predictions) register a net builder.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
-import torch
 from torch import nn
 
 from layers.autogcn_layer import AutoGCNLayer
-from nets.gnn_net import GNNNet, LayerFactory, NetIO
+from nets.gnn_net import LayerFactory, NetIO, stack_layer, stack_net
 
 NetBuilder = Callable[[NetIO, dict], nn.Module]
 
@@ -31,13 +31,10 @@ MODELS: dict[str, ModelSpec] = {}
 
 def register(name: str, *, layer: LayerFactory | None = None, net: NetBuilder | None = None,
              self_loops: bool = False) -> None:
-    """Register a model by a layer factory (stacked in :class:`GNNNet`) or a whole-net builder."""
+    """Register a model by a layer factory (:func:`stack_net`) or a whole-net builder."""
     if (layer is None) == (net is None):
         raise ValueError("give exactly one of layer= or net=")
-    if layer is not None:
-        def net(io: NetIO, params: dict, _layer: LayerFactory = layer) -> nn.Module:
-            return GNNNet(io, params, _layer)
-    MODELS[name] = ModelSpec(name, net, self_loops)
+    MODELS[name] = ModelSpec(name, net or partial(stack_net, make_layer=layer), self_loops)
 
 
 def build_net(model: str, io: NetIO, net_params: dict) -> nn.Module:
@@ -86,23 +83,7 @@ def optimizer_groups(model: nn.Module, params: dict, net_params: dict) -> list[d
     return out
 
 
-def autogcn_layer(in_dim: int, out_dim: int, p: dict, output_layer: bool) -> AutoGCNLayer:
-    return AutoGCNLayer(
-        in_dim,
-        out_dim,
-        activation=None if output_layer else torch.relu,
-        dropout=p["dropout"],
-        graph_norm=p["graph_norm"],
-        batch_norm=p["batch_norm"],
-        residual=p["residual"],
-        K=p["K"],
-        num_banks=p["num_filters"],  # the config key keeps the authors' name
-        mode=p["opt"],
-        gate=p["gate"],
-        filters=p["filters"],
-        single_a_init=p["single_a_init"],
-    )
-
-
-register("AUTOGCN", layer=autogcn_layer)
-
+register("AUTOGCN", layer=stack_layer(AutoGCNLayer, lambda p: {
+    "K": p["K"], "num_banks": p["num_filters"],  # the config key keeps the authors' name
+    "mode": p["opt"], "gate": p["gate"], "filters": p["filters"],
+    "single_a_init": p["single_a_init"]}))

@@ -5,7 +5,7 @@ every task.
   codes' structure — an MLP on the node features, then one learned polynomial filter of its
   logits (no nonlinearity after the filter); OptBasisGNN's :class:`OptBasisNet` filters the
   hidden layer instead and classifies after the filter.
-* Batched graphs (SBM, ZINC, superpixels): :class:`~nets.gnn_net.GNNNet` over
+* Batched graphs (SBM, ZINC, superpixels): :func:`~nets.gnn_net.stack_net` of
   :class:`~layers.poly_filter.PolyFilterLayer` layers (encoder → L filter layers with residual,
   graph norm, batch norm → readout → MLP head), as the project's ChebNet and AutoGCN. None of
   the papers has a graph-level architecture: this stack is the project's choice.
@@ -26,7 +26,7 @@ from autogcn import BernNetProp, ChebNetIIProp, GPRGNNProp, JacobiConvProp, OptB
 from autogcn.graph import Graph
 from layers.poly_filter import PolyFilterLayer, PolynomialFilter
 from nets.baselines import LinearChain
-from nets.gnn_net import GNNNet, NetIO
+from nets.gnn_net import NetIO, post_args, stack_net
 from nets.registry import register
 
 #: The four with a fixed basis, hence one frequency response for every input.
@@ -103,11 +103,10 @@ class OptBasisNet(nn.Module):
 
 def filter_layer(model: str, in_dim: int, out_dim: int, p: dict,
                  output_layer: bool) -> PolyFilterLayer:
-    """One graph-level layer of ``model`` for :class:`~nets.gnn_net.GNNNet`."""
+    """One graph-level layer of ``model`` for :func:`~nets.gnn_net.stack_net`."""
     return PolyFilterLayer(make_filter(model, out_dim, p), in_dim, out_dim,
                            activation=None if output_layer else torch.relu,
-                           dropout=p["dropout"], dprate=p["dprate"], graph_norm=p["graph_norm"],
-                           batch_norm=p["batch_norm"], residual=p["residual"])
+                           dropout=p["dropout"], dprate=p["dprate"], **post_args(p))
 
 
 def successor_net(model: str, io: NetIO, p: dict) -> nn.Module:
@@ -115,7 +114,7 @@ def successor_net(model: str, io: NetIO, p: dict) -> nn.Module:
     filter-layer stack on batched graphs."""
     if io.level == "single_graph":
         return OptBasisNet(io, p) if model == OPTBASIS else DecoupledNet(io, p, model)
-    return GNNNet(io, p, partial(filter_layer, model))
+    return stack_net(io, p, partial(filter_layer, model))
 
 
 for _name in ALL_SUCCESSORS:

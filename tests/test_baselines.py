@@ -315,6 +315,25 @@ def test_conv_parameter_names_are_those_of_the_dgl_modules():
     assert conv_keys(net, "prop.") == {"prop.fc.weight", "prop.fc.bias"}
 
 
+@pytest.mark.parametrize("make", [lambda: GCNLayer(5, 4), lambda: ChebLayer(5, 4),
+                                  lambda: GINLayer(5, 4, learn_eps=True)],
+                         ids=["GCN", "ChebNet", "GIN"])
+def test_reset_parameters_draws_a_layer_as_its_constructor_does(make):
+    """These layers draw their initial values in the order reset_parameters redraws them, so a
+    reset under the constructor's seed gives back the constructed layer, biases and ε at 0."""
+    torch.manual_seed(3)
+    layer = make()
+    built = {k: v.clone() for k, v in layer.state_dict().items()}
+    with torch.no_grad():
+        for param in layer.parameters():
+            param.add_(1.0)
+    torch.manual_seed(3)
+    layer.reset_parameters()
+    for key, value in layer.state_dict().items():
+        if not key.endswith("num_batches_tracked"):
+            assert torch.equal(value, built[key]), key
+
+
 # ------------------------------------------------------------------ APGCN
 def test_apgcn_halting_and_penalty():
     io = LEVELS["node"]
