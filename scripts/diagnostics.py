@@ -78,11 +78,8 @@ def _summary(values: np.ndarray) -> dict[str, float]:
 
 
 def degree_statistics(g: Graph) -> dict[str, Any]:
-    """Edge counts and degree statistics of ``g`` (a single graph or a batch).
-
-    ``in_degree`` is over the edges as stored (what the project's propagation normalises by);
-    ``degree`` over the simple symmetrised graph; ``isolated_nodes`` have symmetrised degree 0.
-    """
+    """Edge counts and degrees of ``g`` (a graph or a batch): ``in_degree`` over the edges as
+    stored (what the propagation normalises by), ``degree`` on the simple symmetrised graph."""
     a = graph_adjacency(g)
     deg = np.diff(a.indptr)
     src, dst = _np(g.src), _np(g.dst)
@@ -275,10 +272,8 @@ def duplicate_groups(features: Tensor | np.ndarray | sp.spmatrix | None,
 
 
 def duplicate_summary(groups: np.ndarray, labels: ArrayLike | None = None) -> dict[str, Any]:
-    """How many nodes have a duplicate, in how many groups, and whether groups agree on labels.
-
-    ``redundant_nodes``: nodes removed by keeping one node per group.
-    """
+    """How many nodes have a duplicate, in how many groups, and whether groups agree on labels;
+    ``redundant_nodes``: those removed by keeping one node per group."""
     groups = np.asarray(groups)
     sizes = np.bincount(groups) if groups.size else np.zeros(0, np.int64)
     dup = sizes[groups] > 1 if groups.size else np.zeros(0, bool)
