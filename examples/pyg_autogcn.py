@@ -4,34 +4,9 @@
                                    [--hidden 16] [--seed 0] [--log-every 20] [--add-self-loops]
                                    [--learn-edge-weights] [--explain NODE [--explain-epochs 100]]
 
-``DIR`` is a PyG dataset root laid out as PyG's ``Planetoid`` expects: the eight raw Planetoid
-files in ``DIR/PubMed/raw/``::
-
-    DIR/PubMed/raw/ind.pubmed.x      ind.pubmed.tx      ind.pubmed.allx    ind.pubmed.graph
-    DIR/PubMed/raw/ind.pubmed.y      ind.pubmed.ty      ind.pubmed.ally    ind.pubmed.test.index
-
-PyG writes its processed copy to ``DIR/PubMed/processed/`` on the first run and reads it after.
-Nothing is downloaded: a missing, truncated or unreadable raw file is reported in one line
-(exit code 2). Features are row-normalised (PyG's ``NormalizeFeatures``).
-
-``--split random`` (default) draws a random 60/20/20 train/validation/test split of the nodes
-from ``--seed``, the setting the AutoGCN paper argues for; ``--split public`` uses Planetoid's
-public split (60 labelled nodes). Both models (two layers, hidden width ``--hidden``, dropout
-0.5, Adam with learning rate 0.01 and weight decay 5e-4, as PyG's GCN example) train on the
-same split from the same seed; each prints its loss and accuracies every ``--log-every``
-epochs, then its test accuracy at the epoch of best validation accuracy. ``--add-self-loops``
-gives AutoGCNConv self-loops (``add_self_loops=True``; GCNConv has them by default).
-
-``--learn-edge-weights`` gives each model one learned logit per edge; ``sigmoid(logit)`` is the
-``edge_weight`` of both its convs, and the gradient reaches the logits through the degree
-normalisation (GCNConv then runs uncached: its cache would keep the first call's weights).
-``--explain NODE`` then explains the trained AutoGCNConv model's prediction for node ``NODE``
-with PyG's ``GNNExplainer`` (``--explain-epochs`` steps): it prints how many edges the mask
-weighs and the five it weighs most.
-
-The layer comes from the installable package (``pip install .`` in the repository, then
-``from autogcn import AutoGCNConv``); from a checkout, run it from the repository root with
-``python -m examples.pyg_autogcn``, which finds the package there.
+``DIR`` holds PubMed's eight raw Planetoid files in ``DIR/PubMed/raw/``; the settings, the
+options and measured results are in ``docs/layer.md`` (*The example*). Run from a checkout's
+root, or anywhere after ``pip install .``.
 """
 
 from __future__ import annotations
@@ -60,15 +35,12 @@ class TwoLayers(torch.nn.Module):
     """Dropout, conv, ReLU, dropout, conv: the citation-graph model of GCN and AutoGCN."""
 
     def __init__(self, conv1: torch.nn.Module, conv2: torch.nn.Module,
-                 dropout: float = 0.5) -> None:
+                 learned_edges: int | None = None, dropout: float = 0.5) -> None:
         super().__init__()
         self.conv1, self.conv2, self.dropout = conv1, conv2, dropout
-        self.edge_logits: torch.nn.Parameter | None = None
-
-    def learn_edge_weights(self, num_edges: int) -> TwoLayers:
-        """One learned logit per edge, ``sigmoid(logit)`` the edge weight (starts at 0.5)."""
-        self.edge_logits = torch.nn.Parameter(torch.zeros(num_edges))
-        return self
+        # learned_edges: one logit per edge, sigmoid(logit) the edge weight (starts at 0.5)
+        self.edge_logits = None if learned_edges is None else \
+            torch.nn.Parameter(torch.zeros(learned_edges))
 
     def forward(self, x: torch.Tensor, edge_index: torch.Tensor) -> torch.Tensor:
         weight = None if self.edge_logits is None else torch.sigmoid(self.edge_logits)
@@ -79,17 +51,19 @@ class TwoLayers(torch.nn.Module):
 
 
 def build_model(name: str, in_channels: int, hidden: int, classes: int,
-                self_loops: bool = False, learned_weights: bool = False) -> torch.nn.Module:
+                self_loops: bool = False, learned_edges: int | None = None) -> torch.nn.Module:
     """The two-layer model of ``name``'s conv; ``cached=True``: the graph is the same at every
     call (transductive), so each conv builds its normalised operator once (AutoGCNConv's cache
-    serves only constant weights: a learned one gets its operator per call)."""
+    serves only constant weights; GCNConv's would keep the first call's learned weights)."""
     if name == "AutoGCNConv":
-        return TwoLayers(AutoGCNConv(in_channels, hidden, cached=True, add_self_loops=self_loops),
-                         AutoGCNConv(hidden, classes, cached=True, add_self_loops=self_loops))
-    from torch_geometric.nn import GCNConv
+        convs = [AutoGCNConv(a, b, cached=True, add_self_loops=self_loops)
+                 for a, b in ((in_channels, hidden), (hidden, classes))]
+    else:
+        from torch_geometric.nn import GCNConv
 
-    return TwoLayers(GCNConv(in_channels, hidden, cached=not learned_weights),
-                     GCNConv(hidden, classes, cached=not learned_weights))
+        convs = [GCNConv(a, b, cached=learned_edges is None)
+                 for a, b in ((in_channels, hidden), (hidden, classes))]
+    return TwoLayers(*convs, learned_edges)
 
 
 def explain(model: torch.nn.Module, data, node: int, epochs: int) -> None:
@@ -152,8 +126,7 @@ def positive_int(text: str) -> int:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--root", required=True, type=Path, metavar="DIR",
-                        help="PyG dataset root holding PubMed/raw/ind.pubmed.* (see the top of "
-                             "this file)")
+                        help="PyG dataset root holding PubMed/raw/ind.pubmed.*")
     parser.add_argument("--split", choices=("random", "public"), default="random",
                         help="random 60/20/20 (default) or Planetoid's public split")
     parser.add_argument("--epochs", type=positive_int, default=200)
@@ -216,9 +189,8 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("AutoGCNConv", "GCNConv"):
         torch.manual_seed(args.seed)
         model = build_model(name, data.num_features, args.hidden, int(data.y.max()) + 1,
-                            args.add_self_loops, args.learn_edge_weights)
-        if args.learn_edge_weights:
-            model.learn_edge_weights(data.edge_index.shape[1])
+                            args.add_self_loops,
+                            data.edge_index.shape[1] if args.learn_edge_weights else None)
         results[name] = train(name, model, data, masks, args.epochs, args.log_every)
         models[name] = model
     for name, (val, epoch, test) in results.items():
