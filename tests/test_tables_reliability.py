@@ -87,7 +87,7 @@ def test_a_cells_own_result_wins_over_a_newer_stale_one(tmp_path, capsys):
     folder = root / "node" / "GCN_SBM_CLUSTER"
     fabricate(folder, values=[0.6] * 5, name="own", started="2025-01-01")
     fabricate(folder, values=[0.9] * 5, name="other", started="2025-02-01", model="GAT")
-    res = table_results(sweep.load_table("node"), root)[("GCN", "SBM_CLUSTER")]
+    res = table_results(sweep.load_table("node"), root / "node")["GCN_SBM_CLUSTER"]
     assert res.state == "ok" and res.mean == pytest.approx(0.6)
     assert res.stale == [f"{folder / 'other'}: model is 'GAT' in the run, 'GCN' now"]
 
@@ -97,11 +97,11 @@ def test_smoke_run_results_count_only_with_the_same_extra_arguments(tmp_path, ca
     cell = next(c for c in sweep.load_table("node").cells if c.id == "GCN_SBM_CLUSTER")
     smoke = sweep.build_command(cell, "node", str(root), extra=["--epochs", "2"])[1:]
     fabricate(root / "node" / cell.id, values=[0.3] * 5, command=smoke)
-    plain = table_results(sweep.load_table("node"), root)[("GCN", "SBM_CLUSTER")]
+    plain = table_results(sweep.load_table("node"), root / "node")["GCN_SBM_CLUSTER"]
     assert plain.state == "stale" and plain.mean is None
     assert "params.epochs is 2 in the run" in plain.stale[0]
-    smoke_res = table_results(sweep.load_table("node"), root,
-                              extra=["--epochs", "2"])[("GCN", "SBM_CLUSTER")]
+    smoke_res = table_results(sweep.load_table("node"), root / "node",
+                              extra=["--epochs", "2"])["GCN_SBM_CLUSTER"]
     assert smoke_res.state == "ok" and smoke_res.mean == pytest.approx(0.3)
 
 
@@ -534,7 +534,7 @@ def test_a_complete_record_without_its_seeds_metrics_is_not_a_complete_cell(tmp_
     assert sweep.main(["node", "--only", "GCN_SBM_CLUSTER", "--list",
                        "--out_root", str(root)]) == 0
     assert capsys.readouterr().out.split()[2] == "partial"
-    res = table_results(sweep.load_table("node"), root)[("GCN", "SBM_CLUSTER")]
+    res = table_results(sweep.load_table("node"), root / "node")["GCN_SBM_CLUSTER"]
     assert res.state == "partial" and res.mean is None
 
 

@@ -1,49 +1,29 @@
-"""The results pipeline, ``python -m scripts.report SUBCOMMAND``: from a sweep's output folder
-(``--results``, its ``--out_root``) to the paper's tables (``tables``) and the depth figure
-(``depth``); to the committed records (``collect``: one checked JSON record per complete cell,
-never replaced by one with fewer seeds unless ``--replace``); from the records to the report in
-``docs/results.md`` and its figure (``render``). ``check`` writes nothing: every record must
-follow from its runs and its config, the report and figure must be what ``render`` writes.
-
-Bad input exits 2 before anything is read or written; a refused record, a difference found by
-``check`` or a failed write exits 1 with one line naming the file; every file is written whole
-or not at all.
-"""
+"""The results pipeline, ``python -m scripts.report SUBCOMMAND``: the paper's tables and the
+depth figure from a sweep's output folder (``tables``, ``depth``), its complete cells into the
+committed records (``collect``), the records into the report in ``docs/results.md`` and its
+figure (``render``); ``check`` writes nothing. How each works: ``docs/reproducing.md``."""
 
 from __future__ import annotations
 
-import errno
-import os
 import sys
 from collections.abc import Sequence
 
 from train.interrupts import startup
 
 with startup():
-    from data.files import WriteError
-    from scripts.cli import (
-        MAX_RUNS,
-        PLOT_SUFFIXES,
-        ArgumentParser,
-        check_output,
-        int_in,
-        split_extra,
-    )
-    from scripts.report import cells
+    from data.files import write_atomic
+    from scripts import cli
+    from scripts.report import cells, figures, records, reproduction
     from scripts.report.cells import EXPECTED_RUNS
-    from scripts.report.figures import draw_figure, figure_text, plot_depth
-    from scripts.report.records import RESULTS, RecordError, collect_records, read_records
-    from scripts.report.reproduction import DOC, FIGURE, build, replace_section
     from scripts.report.tables import make_tables
     from scripts.sweep import EXTRA_TABLES, TABLES, SweepError, check_extra, resolve
-    from train.errors import UsageError, run_tool
-    from train.run_folder import write_atomic
+    from train.errors import ArgumentParser, UsageError, run_tool
 
 
 def build_parser() -> ArgumentParser:
     p = ArgumentParser(prog="python -m scripts.report", description=__doc__.split("\n\n")[0],
-                       epilog="Exit codes: 0 done, 1 a record refused, a difference found or a "
-                              "write failed, 2 bad input.")
+                           epilog="Exit codes: 0 done, 1 a record refused, a difference found "
+                                  "or a write failed, 2 bad input.")
     sub = p.add_subparsers(dest="command", required=True, metavar="SUBCOMMAND")
     t = sub.add_parser("tables", help="the paper's tables beside the published numbers",
                        epilog="Arguments after -- are those the sweep passed to every cell "
@@ -63,9 +43,8 @@ def build_parser() -> ArgumentParser:
     d.add_argument("--results", default=None,
                    help="the depth results folder (or the sweep's --out_root; default: "
                         "out/reproduce/depth in the project)")
-    d.add_argument("--out", default="depth.png",
-                   help="image to write, ending in " + ", ".join(PLOT_SUFFIXES) +
-                        " (default depth.png)")
+    d.add_argument("--out", default="depth.png", help="image to write, ending in "
+                   + ", ".join(cli.PLOT_SUFFIXES) + " (default depth.png)")
     c = sub.add_parser("collect", help="write the records of a sweep's complete cells")
     c.add_argument("--results", required=True, help="the sweep's --out_root")
     c.add_argument("--tables", default="node,heterophily,graph",
@@ -81,14 +60,15 @@ def build_parser() -> ArgumentParser:
     k = sub.add_parser("check", help="check every record, the report and its figure")
     for s, what in ((t, "runs expected per cell"), (d, "runs expected per cell"),
                     (c, "seeds of the paper's protocol")):
-        s.add_argument("--runs", type=int_in(1, MAX_RUNS), default=EXPECTED_RUNS,
-                       help=f"{what}, 1 to {MAX_RUNS} (default {EXPECTED_RUNS})")
+        s.add_argument("--runs", type=cli.int_in(1, cli.MAX_RUNS), default=EXPECTED_RUNS,
+                       help=f"{what}, 1 to {cli.MAX_RUNS} (default {EXPECTED_RUNS})")
     for s in (c, r, k):
-        s.add_argument("--records", "--into", dest="records", default=str(RESULTS),
+        s.add_argument("--records", "--into", dest="records", default=str(records.RESULTS),
                        help="the records' folder (default: results in the project)")
     for s in (r, k):
-        s.add_argument("--doc", default=str(DOC), help="the document holding the section")
-        s.add_argument("--figure", default=str(FIGURE), help="the figure (PNG)")
+        s.add_argument("--doc", default=str(reproduction.DOC),
+                       help="the document holding the section")
+        s.add_argument("--figure", default=str(reproduction.FIGURE), help="the figure (PNG)")
     return p
 
 
@@ -103,18 +83,8 @@ def tables(args, extra: list[str]) -> int:
                                   "the sweep's --out_root")
     cells.load_published(args.published, strict=True)
     out = resolve(args.out, "tables")
-    check_output(out if args.out is None else args.out, "folder", option="--out")
-    try:
-        text = make_tables(results, out, names, args.runs, args.published, args.sbm_metric,
-                           extra)
-    except WriteError as err:  # a full disk, a quota: the earlier files are still whole
-        full = err.errno in (errno.ENOSPC, errno.EDQUOT)
-        why = os.strerror(err.errno).lower() if full else " ".join(str(err).split())
-        print(f"error: cannot write the tables in {out}: {why}; "
-              + ("free some space there or " if full else "") + "give another --out",
-              file=sys.stderr)
-        return 1
-    print(text)
+    cli.check_output(out if args.out is None else args.out, "folder", option="--out")
+    print(make_tables(results, out, names, args.runs, args.published, args.sbm_metric, extra))
     return 0
 
 
@@ -125,8 +95,8 @@ def collect(args) -> int:
     if unknown or not names:
         raise UsageError(f"--tables: {', '.join(unknown) or 'none given'}; the paper's tables "
                          f"are {', '.join(TABLES)}")
-    return 1 if collect_records(args.results, names, resolve(args.records), args.runs, (),
-                                args.commit, args.machine, args.replace) else 0
+    return 1 if records.collect_records(args.results, names, resolve(args.records), args.runs,
+                                        args.commit, args.machine, args.replace) else 0
 
 
 def render(args, check: bool) -> int:
@@ -136,30 +106,30 @@ def render(args, check: bool) -> int:
         text = doc.read_text()
     except OSError as err:
         raise UsageError(f"--doc {args.doc}: cannot read it ({err.strerror or err})") from None
-    section, data = build(resolve(args.records))
-    new = replace_section(text, section, doc)
+    section, data = reproduction.build(resolve(args.records))
+    new = reproduction.replace_section(text, section, doc)
     if check:
-        stale = [p for p, same in ((doc, new == text), (figure, figure_text(figure) == data))
-                 if not same]
+        stale = [p for p, same in ((doc, new == text),
+                                   (figure, figures.figure_text(figure) == data)) if not same]
         for path in stale:
             print(f"error: {path} differs from what the records give; run python -m "
                   "scripts.report render", file=sys.stderr)
         return 1 if stale else 0
     write_atomic(doc, new)
-    draw_figure(data, figure)
+    figures.draw_figure(data, figure)
     print(section, end="")
     return 0
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    argv, extra = split_extra(sys.argv[1:] if argv is None else argv)
+    argv, extra = cli.split_extra(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     if extra and args.command != "tables":
         raise UsageError(f"arguments after -- are for the tables subcommand, not {args.command}")
     if args.command == "tables":
         return tables(args, extra)
     if args.command == "depth":
-        print(f"wrote {plot_depth(args.results, args.out, args.runs)}")
+        print(f"wrote {figures.plot_depth(args.results, args.out, args.runs)}")
         return 0
     if args.command != "collect":
         cells.folder_option("--records", args.records, None, "the records (collect writes them)",
@@ -168,11 +138,11 @@ def _main(argv: Sequence[str] | None) -> int:
         if args.command == "collect":
             return collect(args)
         if args.command == "check":
-            records = read_records(resolve(args.records))
-            print(f"{sum(map(len, records.values()))} records, each consistent with its runs "
+            found = records.read_records(resolve(args.records))
+            print(f"{sum(map(len, found.values()))} records, each consistent with its runs "
                   "and its config")
         return render(args, check=args.command == "check" or args.check)
-    except RecordError as err:
+    except records.RecordError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
 

@@ -1,8 +1,6 @@
-"""Each cell of a table: what a sweep's results say (ours) and what the paper published.
-
-Only a cell's own result counts, the one the sweep takes (:func:`scripts.sweep.cell_results`:
-its resolved config, devices, paths, the number of runs and compiling aside). The paper's
-numbers: ``scripts/tables/published.yaml``, a table's ``published_from`` naming more."""
+"""Each cell of a table: what a sweep's results say (ours: the result
+:func:`scripts.sweep.cell_results` takes) and what the paper published
+(``scripts/tables/published.yaml``, and the sections a table's ``published_from`` names)."""
 
 from __future__ import annotations
 
@@ -66,28 +64,20 @@ def _mean(values: list[Any]) -> float | None:
 
 def metric_values(data: dict, metric: str) -> tuple[str | None, list[float]]:
     """The split used (test, else val) and the metric of every run that has it."""
-    runs = [r for r in data.get("runs", []) if isinstance(r, dict)]
+    finals = [r.get("final") for r in data.get("runs", []) if isinstance(r, dict)]
     for split in ("test", "val"):
-        vals = []
-        for r in runs:
-            final = r.get("final")
-            block = final.get(split) if isinstance(final, dict) else None
-            v = finite(block.get(metric)) if isinstance(block, dict) else None
-            if v is not None:
-                vals.append(v)
-        if vals:
-            return split, vals
+        blocks = [f.get(split) for f in finals if isinstance(f, dict)]
+        values = [finite(b.get(metric)) for b in blocks if isinstance(b, dict)]
+        if any(v is not None for v in values):
+            return split, [v for v in values if v is not None]
     return None, []
 
 
 def cell_result(cell: Cell, folder: Path, metric: str, runs: int,
                 extra: Sequence[str] | None = ()) -> CellResult:
-    """Read a cell's folder: state, statistics of ``metric``, #Param, s/epoch.
-
-    The cell's result is the one the sweep would take (:func:`scripts.sweep.cell_results`, one
-    rule for the sweep, the tables, the records and ``--resume``); results of another
-    experiment are listed in ``stale`` and never shown as the cell's. ``extra``: the arguments
-    the sweep passed after ``--`` (``None``: any result of the folder counts)."""
+    """A cell's state, statistics of ``metric``, #Param and s/epoch, from the result the sweep
+    takes in ``folder`` (results of another experiment are only listed, in ``stale``).
+    ``extra``: the arguments the sweep passed after ``--`` (``None``: any result counts)."""
     if cell.not_implemented:
         return CellResult(cell, "not implemented")
     cmd = None if extra is None else sweep.build_command(cell, "table", "out", runs=runs,
@@ -100,49 +90,31 @@ def cell_result(cell: Cell, folder: Path, metric: str, runs: int,
         return CellResult(cell, state, problems=problems, stale=stale)
     data = found.result.data
     runs_of = [r for r in data.get("runs", []) if isinstance(r, dict)]
-    state = {"complete": "ok"}.get(found.state, found.state)
-    res = CellResult(cell, state, runs=len(runs_of), metric=metric, path=found.result.path,
-                     problems=problems, stale=stale)
-    res.device = str(data["device"]) if data.get("device") else None
-    res.split, vals = metric_values(data, metric)
-    if vals:
-        res.mean, res.std = mean_std(vals)
+    split, values = metric_values(data, metric)
+    mean, std = mean_std(values) if values else (None, None)
     params = data.get("num_params")
-    res.params = params if isinstance(params, int) else None
-    res.s_per_epoch = _mean([r.get("s_per_epoch") for r in runs_of])
-    res.epochs = _mean([r.get("epochs") for r in runs_of])
-    return res
+    return CellResult(
+        cell, "ok" if found.state == "complete" else found.state, len(runs_of), split, metric,
+        mean, std, params if isinstance(params, int) else None,
+        _mean([r.get("s_per_epoch") for r in runs_of]), _mean([r.get("epochs") for r in runs_of]),
+        found.result.path, str(data["device"]) if data.get("device") else None, problems, stale)
 
 
-def column_metric(col: dict, cell: Cell | None, sbm_metric: str = "acc") -> str:
+def column_metric(col: dict, cell: Cell, sbm_metric: str = "acc") -> str:
     """The metric a column shows (SBM accuracy: ``sbm_metric``)."""
     metric = str(col.get("metric", "acc"))
-    dataset = cell.dataset if cell is not None else str(col.get("name", ""))
-    if metric == "acc" and dataset.startswith("SBM_"):
-        return sbm_metric
-    return metric
+    return sbm_metric if metric == "acc" and cell.dataset.startswith("SBM_") else metric
 
 
-def table_results(table: Table, results_root: str | os.PathLike, runs: int = EXPECTED_RUNS,
+def table_results(table: Table, folder: str | os.PathLike, runs: int = EXPECTED_RUNS,
                   sbm_metric: str = "acc", extra: Sequence[str] | None = ()
-                  ) -> dict[tuple[str, str], CellResult]:
-    """``(row, column) -> CellResult`` for every cell of ``table`` (``extra``: see
-    :func:`cell_result`)."""
+                  ) -> dict[str, CellResult]:
+    """Cell id -> :class:`CellResult` of every cell of ``table``, from the table's results
+    ``folder`` (``<out_root>/<table>``; ``extra``: see :func:`cell_result`)."""
     cols = {str(c.get("name")): c for c in table.columns}
-    out = {}
-    for cell in table.cells:
-        metric = column_metric(cols.get(cell.column, {}), cell, sbm_metric)
-        folder = sweep.resolve(results_root) / table.name / cell.id
-        out[(cell.row, cell.column)] = cell_result(cell, folder, metric, runs, extra)
-    return out
-
-
-def stale_line(table: str, res: CellResult) -> str:
-    """One stderr line for a cell whose folder holds results of another experiment."""
-    what = ("shown as stale" if res.state == "stale" else
-            f"using {res.path.parent.name if res.path else 'another result'}")
-    return (f"warning: {table}/{res.cell.id}: {len(res.stale)} result(s) of another experiment "
-            f"not counted ({what}); newest: {res.stale[0]}")
+    return {cell.id: cell_result(cell, sweep.resolve(folder) / cell.id,
+                                 column_metric(cols.get(cell.column, {}), cell, sbm_metric),
+                                 runs, extra) for cell in table.cells}
 
 
 def folder_option(option: str, given: str | None, default: str | None, what: str,
@@ -164,8 +136,8 @@ def load_tables(names: Sequence[str]) -> list[Table]:
     so that a typo stops a command before anything is read or written."""
     if not names:
         raise UsageError(f"--tables names no table; valid: {', '.join(sweep.TABLES)}")
-    tables = []
     known = sweep.TABLES + sweep.EXTRA_TABLES
+    tables = []
     for name in dict.fromkeys(names):
         if name not in known and not name.endswith((".yaml", ".yml")):
             raise UsageError(f"--tables: unknown table {name!r}; valid: {', '.join(known)} (or a "
@@ -196,12 +168,9 @@ def load_published(path: str | os.PathLike = PUBLISHED, strict: bool = False) ->
 
 
 def published_sources(table: Table) -> list[dict]:
-    """The ``published_from`` list of a table file: the other sections of the published numbers
-    to look in, in order, after the table's own (e.g. the successors table shows the paper's
-    node, heterophily and graph numbers of AutoGCN, ChebNet and GCN). Each item: ``table`` (a
-    section), optional ``scale`` (its numbers times this are in this table's units), ``mark``
-    and ``note``: a marked number is from another protocol, shown with the mark and the note
-    but never compared (no Δ). :class:`~scripts.sweep.SweepError` for a malformed list."""
+    """A table file's ``published_from``: the other sections of the published numbers to look
+    in, in order, after the table's own (format: ``docs/reproducing.md``, successors' section);
+    :class:`~scripts.sweep.SweepError` for a malformed list."""
     try:
         raw = yaml.safe_load(table.path.read_text())
     except (OSError, yaml.YAMLError):
@@ -214,28 +183,21 @@ def published_sources(table: Table) -> list[dict]:
                 or set(src) - {"table", "scale", "mark", "note"} \
                 or finite(src.get("scale", 1)) is None:
             raise sweep.SweepError(f"{table.path}: published_from[{i}]: expected {{table: NAME, "
-                             f"scale: NUMBER, mark: TEXT, note: TEXT}}, got {src!r}")
+                                   f"scale: NUMBER, mark: TEXT, note: TEXT}}, got {src!r}")
     return sources
-
-
-def _entry(published: dict, table: str, row: str, column: str) -> Any:
-    entry = published.get(table, {})
-    entry = entry.get(row, {}) if isinstance(entry, dict) else {}
-    return entry.get(column) if isinstance(entry, dict) else None
 
 
 def find_published(published: dict, table: Table, sources: list[dict], row: str,
                    column: str) -> tuple[Any, dict | None]:
     """The published entry for a cell, in this table's units, and the ``published_from`` item
     it came from (``None``: the table's own section)."""
-    entry = _entry(published, table.name, row, column)
-    if entry is not None:
-        return entry, None
-    for src in sources:
-        entry = _entry(published, src["table"], row, column)
+    for src in [None, *sources]:
+        entry = published.get(src["table"] if src else table.name)
+        entry = entry.get(row) if isinstance(entry, dict) else None
+        entry = entry.get(column) if isinstance(entry, dict) else None
         if entry is None:
             continue
-        scale = float(src.get("scale", 1))
+        scale = float(src.get("scale", 1)) if src else 1.0
         if isinstance(entry, dict) and scale != 1:
             entry = {k: (v * scale if k in ("mean", "std", "ci95") and finite(v) is not None
                          else v) for k, v in entry.items()}

@@ -57,13 +57,10 @@ def depth_results(results: str | os.PathLike | None, runs: int = EXPECTED_RUNS,
                            "--out_root (python -m scripts.sweep depth writes them)", True)
     if (folder / table.name).is_dir():  # given the sweep's out_root
         folder = folder / table.name
-    cols = {str(c.get("name")): c for c in table.columns}
     out: dict[str, dict[str, list[tuple[int, CellResult]]]] = {}
-    for cell in table.cells:
-        metric = cells.column_metric(cols.get(cell.column, {}), cell, sbm_metric)
-        res = cells.cell_result(cell, folder / cell.id, metric, runs)
-        depth = int(cell.overrides.get("L", 0))
-        out.setdefault(cell.dataset, {}).setdefault(cell.model, []).append((depth, res))
+    for res in cells.table_results(table, folder, runs, sbm_metric).values():
+        out.setdefault(res.cell.dataset, {}).setdefault(res.cell.model, []).append(
+            (int(res.cell.overrides.get("L", 0)), res))
     for models in out.values():
         for points in models.values():
             points.sort(key=lambda p: p[0])

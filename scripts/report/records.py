@@ -1,19 +1,8 @@
 """Committed evidence of the paper's tables: one JSON record per measured cell,
-``<records>/<table>/<cell id>.json``, made from the result of the cell that
-:mod:`scripts.report.cells` chooses. It keeps the fields of ``results.json`` in :data:`KEPT` and
-:data:`RUN_KEPT`, and adds ``commit`` (the project's own checkout's, ``+dirty`` when its tracked
-files differ, or ``--commit``), ``command`` (absolute paths replaced by ``DIR``, ``OUT``),
-``config`` (the run's resolved config, its folders replaced alike), ``setup`` (its cell's:
-``published`` or ``paper_text``), ``machine`` (``CPU: MODEL, N hardware threads`` or ``GPU:
-MODEL``, no host), ``io`` (the net's sizes, so that ``num_params`` can be rebuilt from the
-config) and ``seeds_protocol``. ZINC cells also keep their first seed's best checkpoint, ``<cell
-id>.pt``, its folders reset. A figure measured after the run, by evaluating that checkpoint
-(``evaluate_checkpoint.py``), is in its run's ``final`` and named in ``evaluations``: its
-command, its commit, its split and the figure. A record is checked whenever it is written or
-read (:func:`check_record`): it must be a run of its cell's config (config identity, not its
-command re-read with today's config files), and every figure it states must follow from its
-runs, its config or an evaluation it names.
-"""
+``<records>/<table>/<cell id>.json`` (ZINC cells also keep their first seed's best checkpoint,
+``<cell id>.pt``), made from the result :mod:`scripts.report.cells` chooses and checked whenever
+it is written or read (:func:`check_record`). Its fields and checks: ``docs/reproducing.md``,
+"Records and the report"."""
 
 from __future__ import annotations
 
@@ -37,8 +26,8 @@ import torch
 from nets.gnn_net import NetIO
 from nets.registry import build_net, count_parameters
 from scripts import sweep
-from scripts.report.cells import EXPECTED_RUNS, CellResult, cell_result, column_metric, load_tables
-from scripts.sweep import ROOT, TABLES, Cell, Table, requested_runs, resolve
+from scripts.report.cells import EXPECTED_RUNS, CellResult, load_tables, table_results
+from scripts.sweep import ROOT, TABLES, Cell, Table, requested_runs
 from train.checkpoint import CheckpointError, load_checkpoint
 from train.errors import UsageError
 from train.run_folder import CELL_FREE, difference, summarise, write_atomic
@@ -59,8 +48,6 @@ RUN_KEPT = ("seed", "epochs", "best_epoch", "stop_reason", "s_per_epoch", "total
             "compiled")
 #: Numbers of each run that the summary averages besides the final metrics.
 RUN_NUMBERS = ("s_per_epoch", "epochs", "total_time_s")
-#: Options of a command line whose value is a folder of this machine.
-PATH_OPTIONS = {"--out_dir": "OUT"}
 #: An absolute or home-relative path inside a text (a folder of some machine).
 LOCAL_PATH = re.compile(r"(?:^|[\s\"'=(,])([~/][\w.~-]+(?:/[\w.~-]*)*)")
 #: ``host:/path`` or ``host:~/path`` (a URL's ``scheme://`` is not one).
@@ -70,7 +57,6 @@ HOST_NAME = re.compile(r"\b[A-Za-z][\w-]+(?:\.[A-Za-z][\w-]+)+\b|[\w.-]+@[\w.-]+
 COMMIT = re.compile(r"[0-9a-f]{7,40}(\+dirty)?")
 #: What an evaluation of a record's checkpoint runs (``python`` + this + the checkpoint ...).
 EVALUATE = "evaluate_checkpoint.py"
-SPLITS = ("train", "val", "test")
 
 
 class RecordError(ValueError):
@@ -78,70 +64,43 @@ class RecordError(ValueError):
 
 
 # ------------------------------------------------------------------------------- making
-def record_path(into: Path, table: str, cell_id: str) -> Path:
-    """Where the record of a cell lies (a record is keyed by its table and cell id)."""
-    return into / table / f"{cell_id}.json"
+def _generic(value: Any, key: str = "") -> Any:
+    """``value`` (a config, or an argument after option ``key``) with every absolute path
+    ``OUT`` (the output folder) or ``DIR``, and no ``_`` keys (comments no run reads)."""
+    if isinstance(value, dict):
+        return {k: _generic(v, k) for k, v in value.items() if not str(k).startswith("_")}
+    if isinstance(value, list):
+        return [_generic(v, key) for v in value]
+    if isinstance(value, str) and os.path.isabs(os.path.expanduser(value)):
+        return "OUT" if key in ("out_dir", "--out_dir") else "DIR"
+    return value
 
 
 def generic_command(command: Sequence[str]) -> str:
-    """``python SCRIPT ...`` with every absolute path replaced: ``DIR`` (``OUT`` for
-    ``--out_dir``), so that no folder of this machine is recorded."""
-    out, previous = ["python"], ""
-    for arg in command:
-        if os.path.isabs(os.path.expanduser(arg)):
-            arg = PATH_OPTIONS.get(previous, "DIR")
-        out.append(arg)
-        previous = arg
-    return shlex.join(out)
-
-
-def generic_config(cfg: dict[str, Any]) -> dict[str, Any]:
-    """A run's resolved config with every absolute path replaced as :func:`generic_command`
-    does (``out_dir``: ``OUT``, any other: ``DIR``); relative paths are kept, comments (``_``
-    keys, which no run reads) dropped."""
-    def walk(value: Any, key: str) -> Any:
-        if isinstance(value, dict):
-            return {k: walk(v, k) for k, v in value.items() if not str(k).startswith("_")}
-        if isinstance(value, list):
-            return [walk(v, key) for v in value]
-        if isinstance(value, str) and os.path.isabs(os.path.expanduser(value)):
-            return "OUT" if key == "out_dir" else "DIR"
-        return value
-
-    return walk(cfg, "")
-
-
-def git_commit(folder: Path) -> str | None:
-    """HEAD of the git checkout whose top is ``folder`` (``+dirty`` when tracked files differ);
-    ``None`` when ``folder`` is not the top of one (a folder inside another repository is not
-    that repository's code)."""
-    def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True,
-                              check=True).stdout.strip()
-
-    try:
-        if Path(git("rev-parse", "--show-toplevel")).resolve() != Path(folder).resolve():
-            return None
-        head = git("rev-parse", "HEAD")
-        dirty = git("status", "--porcelain", "--untracked-files=no")
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    return head + ("+dirty" if dirty else "")
+    """``python SCRIPT ...`` with no folder of this machine (:func:`_generic`)."""
+    return shlex.join(["python", *(_generic(a, k) for k, a in zip(["", *command], command))])
 
 
 def project_commit(commit: str | None) -> str:
-    """``commit`` (``--commit``) checked, else the project's own; :class:`UsageError` when
-    neither is known."""
+    """``commit`` (``--commit``) checked, else HEAD (``+dirty``) of the project's own checkout
+    (not of a repository it lies in); :class:`UsageError` when neither is known."""
     if commit is not None:
         if not COMMIT.fullmatch(commit):
             raise UsageError(f"--commit {commit!r}: expected a commit id (7 to 40 hex digits, "
                              "optionally +dirty)")
         return commit
-    found = git_commit(PROJECT)
-    if found is None:
-        raise UsageError("cannot tell the project's commit: the project folder is not a git "
-                         "checkout (or git is missing); give --commit SHA")
-    return found
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(PROJECT), *args], capture_output=True, text=True,
+                              check=True).stdout.strip()
+
+    with contextlib.suppress(OSError, subprocess.CalledProcessError):
+        top, head = git("rev-parse", "--show-toplevel", "HEAD").splitlines()
+        if Path(top).resolve() == Path(PROJECT).resolve():
+            dirty = git("status", "--porcelain", "--untracked-files=no")
+            return head + ("+dirty" if dirty else "")
+    raise UsageError("cannot tell the project's commit: the project folder is not a git "
+                     "checkout (or git is missing); give --commit SHA")
 
 
 def describe_machine(device: str) -> str:
@@ -151,35 +110,29 @@ def describe_machine(device: str) -> str:
         return f"GPU: {name}"
     model = platform.processor() or platform.machine()
     with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
+        lines = Path("/proc/cpuinfo").read_text().splitlines()
+        model = next((s.split(":", 1)[1].strip() for s in lines if s.startswith("model name")),
+                     model)
     return f"CPU: {model}, {os.cpu_count()} hardware threads"
 
 
 def make_record(table: Table, res: CellResult, data: dict, runs: int, commit: str,
                 machine: str | None) -> dict[str, Any]:
     """The record of a cell from its chosen ``results.json`` (``data``, at ``res.path``)."""
-    record: dict[str, Any] = {"format": FORMAT, "table": table.name, "cell": res.cell.id}
-    record.update({key: data[key] for key in KEPT if key in data})
-    record["seeds_protocol"] = runs
-    record["runs"] = [{k: r[k] for k in RUN_KEPT if k in r} for r in data.get("runs", [])]
-    record["io"] = _first_checkpoint(res, data)["io"]
-    record["command"] = generic_command(data.get("command") or [])
-    record["config"] = generic_config(data.get("config") or {})
-    record["setup"] = res.cell.setup
-    record["commit"] = commit
-    record["machine"] = machine or describe_machine(str(data.get("device", "cpu")))
-    return record
+    return {"format": FORMAT, "table": table.name, "cell": res.cell.id,
+            **{key: data[key] for key in KEPT if key in data}, "seeds_protocol": runs,
+            "runs": [{k: r[k] for k in RUN_KEPT if k in r} for r in data.get("runs", [])],
+            "io": _first_checkpoint(res, data)["io"],
+            "command": generic_command(data.get("command") or []),
+            "config": _generic(data.get("config") or {}), "setup": res.cell.setup,
+            "commit": commit,
+            "machine": machine or describe_machine(str(data.get("device", "cpu")))}
 
 
 def with_evaluation(record: dict[str, Any], seed: int, split: str, metrics: dict[str, float],
                     command: Sequence[str], commit: str) -> dict[str, Any]:
-    """``record`` with a figure measured after its run by evaluating its checkpoint
-    (``command``: ``evaluate_checkpoint.py CHECKPOINT ...``, paths replaced by ``DIR``):
-    ``metrics`` become seed ``seed``'s ``final[split]``, the evaluation is named in
-    ``evaluations`` and the summary is recomputed from the runs."""
+    """``record`` with ``metrics`` from ``evaluate_checkpoint.py`` (``command``) as seed
+    ``seed``'s ``final[split]``, named in ``evaluations``, the summary recomputed."""
     out = json.loads(json.dumps(record))
     run = next(r for r in out["runs"] if r["seed"] == seed)
     run["final"][split] = dict(metrics)
@@ -199,8 +152,8 @@ def _first_checkpoint(res: CellResult, data: dict) -> dict[str, Any]:
 
 
 def portable_checkpoint(ckpt: dict[str, Any]) -> bytes:
-    """A checkpoint's bytes with the config's folders reset to their defaults (``None``, and
-    ``out/``), so that no folder of the machine that trained it is kept."""
+    """A checkpoint's bytes with its config's folders reset to their defaults (no folder of
+    the machine that trained it is kept)."""
     cfg = json.loads(json.dumps(ckpt["config"]))
     cfg["out_dir"] = "out/"
     for key in ("data_dir", "cache_dir"):
@@ -218,8 +171,8 @@ def cell_config(table: str, cell: Cell, runs: int = EXPECTED_RUNS) -> dict[str, 
 
 
 def config_problem(record: dict, table: str, cell: Cell) -> str | None:
-    """Why the record's ``config`` is not a run of its cell's config (the first key that
-    differs, the free keys aside: :data:`train.run_folder.CELL_FREE`), or ``None``."""
+    """Why the record's ``config`` is not a run of its cell's (:data:`~train.run_folder.CELL_FREE`
+    aside), or ``None``."""
     cfg = record.get("config")
     if not isinstance(cfg, dict) or not cfg:
         return "no config (a record states the run's resolved config)"
@@ -250,15 +203,13 @@ def record_problem(record: Any, table: str, cell_id: str, cells: dict[str, Cell]
     cell = cells.get(cell_id)
     if cell is None:
         return f"no cell {cell_id} in the {table} table"
-    for key in ("model", "dataset"):
+    for key in ("model", "dataset", "setup"):
         if record.get(key) != getattr(cell, key):
             return f"{key} {record.get(key)!r}, but the cell {cell_id} is {getattr(cell, key)}"
     if record.get("table") != table or record.get("cell") != cell_id:
         return f"says it is {record.get('table')}/{record.get('cell')}"
     if record.get("format") != FORMAT:
         return f"format {record.get('format')!r}; this project reads format {FORMAT}"
-    if record.get("setup") != cell.setup:
-        return f"setup {record.get('setup')!r}, but the cell {cell_id} is {cell.setup}"
     seeds, runs = record.get("seeds"), record.get("runs")
     if not isinstance(seeds, list) or not seeds or not isinstance(runs, list):
         return "no seeds or no runs"
@@ -271,17 +222,14 @@ def record_problem(record: Any, table: str, cell_id: str, cells: dict[str, Cell]
                 f"{len(ran)} runs for {len(seeds)} seeds")
     if not all(isinstance(r.get("final"), dict) for r in runs):
         return "a run without final metrics"
-    command = str(record.get("command", ""))
-    if requested_runs(shlex.split(command)) != len(seeds):
-        return f"its command asks for {requested_runs(shlex.split(command))} runs, " \
-               f"it holds {len(seeds)}"
     why = config_problem(record, table, cell)
     if why:
         return why
     cfg = record["config"]
-    if (cfg.get("params") or {}).get("runs") != len(seeds):
-        return f"its config asks for {(cfg.get('params') or {}).get('runs')} runs, " \
-               f"it holds {len(seeds)}"
+    for what, n in (("command", requested_runs(shlex.split(str(record.get("command", ""))))),
+                    ("config", (cfg.get("params") or {}).get("runs"))):
+        if n != len(seeds):
+            return f"its {what} asks for {n} runs, it holds {len(seeds)}"
     try:
         params = count_parameters(build_net(cfg["model"], NetIO.from_dict(record["io"]),
                                             cfg["net_params"]))
@@ -290,22 +238,12 @@ def record_problem(record: Any, table: str, cell_id: str, cells: dict[str, Cell]
     if record.get("num_params") != params:
         return f"#Param {record.get('num_params')}, but its config builds {params}"
     local = next((m.group(1) for s in _strings(record) if (m := LOCAL_PATH.search(s))), None)
-    if local is not None:
-        return f"holds a machine path ({local[:60]})"
-    return None
+    return None if local is None else f"holds a machine path ({local[:60]})"
 
 
 def _is_finite(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) \
         and math.isfinite(value)
-
-
-def _out_of_range(what: str, value: float) -> bool:
-    """An accuracy outside [0, 1], or a negative error, loss or time (``what``: "test acc")."""
-    name = what.split()[-1]
-    if name.startswith("acc"):
-        return not 0.0 <= value <= 1.0
-    return value < 0
 
 
 def _leaves(value: Any, path: tuple[str, ...] = ()) -> Iterable[tuple[str, Any]]:
@@ -318,9 +256,8 @@ def _leaves(value: Any, path: tuple[str, ...] = ()) -> Iterable[tuple[str, Any]]
 
 
 def machine_problem(machine: str) -> str | None:
-    """Why ``machine`` is not a description of hardware: it must be ``CPU: ...`` or ``GPU:
-    ...`` and name no host (``host:/path``, a dotted name, ``user@host``, this machine's name)
-    and no path."""
+    """Why ``machine`` is not a description of hardware (``CPU: ...`` or ``GPU: ...``, naming
+    no host and no path)."""
     if not machine.startswith(("CPU: ", "GPU: ")):
         return f"machine {machine!r}: expected 'CPU: MODEL, N hardware threads' or 'GPU: MODEL'"
     host = socket.gethostname().split(".")[0]
@@ -332,19 +269,17 @@ def machine_problem(machine: str) -> str | None:
 
 
 def evidence_problem(record: dict) -> str | None:
-    """Why a record that passed :func:`record_problem` still states what its runs do not
-    support, or ``None``: a metric that is not a finite number (naming the seed), a summary
-    that its runs do not give, a commit that is not one, a machine given by host name."""
+    """Why a record that passed :func:`record_problem` states what its runs do not support
+    (a metric, its summary, its commit, evaluations, machine, a host path), or ``None``."""
     for run in record["runs"]:
         numbers = [(f"{split} {name}", v) for split, block in run["final"].items()
                    if isinstance(block, dict) for name, v in block.items()]
-        numbers += [(key, run[key]) for key in RUN_NUMBERS if key in run]
-        bad = next(((what, v) for what, v in numbers if not _is_finite(v)), None)
-        if bad:
-            return f"seed {run.get('seed')}: {bad[0]} is {bad[1]!r}, not a finite number"
-        bad = next(((what, v) for what, v in numbers if _out_of_range(what, v)), None)
-        if bad:
-            return f"seed {run.get('seed')}: {bad[0]} is {bad[1]!r}, outside its range"
+        for what, v in numbers + [(key, run[key]) for key in RUN_NUMBERS if key in run]:
+            # an accuracy lies in [0, 1]; an error, a loss or a time is not negative
+            bad = "not a finite number" if not _is_finite(v) else "outside its range" if (
+                v < 0 or what.split()[-1].startswith("acc") and v > 1) else None
+            if bad:
+                return f"seed {run.get('seed')}: {what} is {v!r}, {bad}"
     try:
         want = dict(_leaves(summarise(record["runs"])))
     except (KeyError, TypeError, ValueError) as err:
@@ -357,23 +292,16 @@ def evidence_problem(record: dict) -> str | None:
             return f"summary {key or '(none)'} is {a!r}, but its runs give {b!r}"
     if not COMMIT.fullmatch(str(record.get("commit"))):
         return f"commit {record.get('commit')!r} is not a commit id"
-    why = evaluations_problem(record)
-    if why:
-        return why
-    why = machine_problem(str(record.get("machine")))
+    why = evaluations_problem(record) or machine_problem(str(record.get("machine")))
     if why:
         return why
     remote = next((m.group(0) for s in _strings(record) if (m := HOST_PATH.search(s))), None)
-    if remote is not None:
-        return f"holds a host path ({remote[:60]})"
-    return None
+    return None if remote is None else f"holds a host path ({remote[:60]})"
 
 
 def evaluations_problem(record: dict) -> str | None:
-    """Why the record's ``evaluations`` (figures measured after the run from its checkpoint)
-    do not support its runs' figures, or ``None``. Each names its seed, split, ``command``
-    (``python evaluate_checkpoint.py <cell id>.pt ...``, the record's checkpoint), ``commit``
-    and ``metrics``, which must be that seed's ``final`` figures of that split exactly."""
+    """Why the record's ``evaluations`` (each: seed, split, command, commit and metrics,
+    exactly that seed's ``final[split]``) do not support its runs' figures, or ``None``."""
     evaluations = record.get("evaluations", [])
     if not isinstance(evaluations, list):
         return "evaluations: not a list"
@@ -389,7 +317,7 @@ def evaluations_problem(record: dict) -> str | None:
             return f"{where}: its command is not python {EVALUATE} {record['cell']}.pt ..."
         if not COMMIT.fullmatch(str(ev["commit"])):
             return f"{where}: commit {ev['commit']!r} is not a commit id"
-        if ev["seed"] not in by_seed or ev["split"] not in SPLITS:
+        if ev["seed"] not in by_seed or ev["split"] not in ("train", "val", "test"):
             return f"{where}: no run of seed {ev['seed']!r} with a split {ev['split']!r}"
         final = by_seed[ev["seed"]]["final"].get(ev["split"])
         if not isinstance(ev["metrics"], dict) or not ev["metrics"] or final != ev["metrics"]:
@@ -399,12 +327,10 @@ def evaluations_problem(record: dict) -> str | None:
 
 
 def checkpoint_problem(record: dict, path: Path) -> str | None:
-    """Why the checkpoint an evaluation of ``record`` (at ``path``) names is not beside it, or
-    is not its seed's; ``None`` without evaluations."""
-    ckpt_path = path.with_suffix(".pt")
+    """Why the checkpoint beside ``record`` (at ``path``) is not its evaluations' seed's."""
     for ev in record.get("evaluations", []):
         try:
-            seed = load_checkpoint(ckpt_path).get("seed")
+            seed = load_checkpoint(path.with_suffix(".pt")).get("seed")
         except CheckpointError as err:
             return f"its evaluation's checkpoint: {' '.join(str(err).split())}"
         if seed != ev["seed"]:
@@ -417,20 +343,6 @@ def check_record(record: Any, table: str, cell_id: str, cells: dict[str, Cell]) 
     return record_problem(record, table, cell_id, cells) or evidence_problem(record)
 
 
-def read_record(path: Path, cells: dict[str, Cell]) -> dict[str, Any]:
-    """The checked record at ``<root>/<table>/<cell id>.json``; :class:`RecordError` (one line
-    naming the file) when it is refused."""
-    try:
-        record = json.loads(path.read_text())
-    except (OSError, ValueError) as err:
-        raise RecordError(f"{path}: unreadable ({' '.join(str(err).split())})") from None
-    why = check_record(record, path.parent.name, path.stem, cells) \
-        or checkpoint_problem(record, path)
-    if why:
-        raise RecordError(f"{_shown(path)}: {why}")
-    return record
-
-
 def _shown(path: Path) -> str:
     with contextlib.suppress(ValueError):
         return str(path.resolve().relative_to(ROOT))
@@ -439,14 +351,24 @@ def _shown(path: Path) -> str:
 
 def read_records(root: str | os.PathLike = RESULTS) -> dict[str, dict[str, dict]]:
     """Every record under ``root``: table -> cell id -> record, each checked (the first
-    refused one raises :class:`RecordError`)."""
+    refused one raises :class:`RecordError`, one line naming the file)."""
     out: dict[str, dict[str, dict]] = {}
     root = Path(root)
     for folder in sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
         if folder.name not in TABLES:
             raise RecordError(f"{_shown(folder)}: not a table ({', '.join(TABLES)})")
         cells = {c.id: c for c in load_tables([folder.name])[0].cells}
-        out[folder.name] = {p.stem: read_record(p, cells) for p in sorted(folder.glob("*.json"))}
+        out[folder.name] = {}
+        for path in sorted(folder.glob("*.json")):
+            try:
+                record = json.loads(path.read_text())
+            except (OSError, ValueError) as err:
+                raise RecordError(f"{path}: unreadable ({' '.join(str(err).split())})") from None
+            why = check_record(record, folder.name, path.stem, cells) \
+                or checkpoint_problem(record, path)
+            if why:
+                raise RecordError(f"{_shown(path)}: {why}")
+            out[folder.name][path.stem] = record
     return out
 
 
@@ -462,7 +384,7 @@ def collect_cell(table: Table, res: CellResult, into: Path, runs: int, commit: s
     why = check_record(record, table.name, res.cell.id, {res.cell.id: res.cell})
     if why:
         raise RecordError(f"{res.path}: refused: {why}")
-    path = record_path(into, table.name, res.cell.id)
+    path = into / table.name / f"{res.cell.id}.json"
     old = None
     with contextlib.suppress(OSError, ValueError):
         old = json.loads(path.read_text())
@@ -479,32 +401,26 @@ def collect_cell(table: Table, res: CellResult, into: Path, runs: int, commit: s
     if wants_ckpt:
         blob = portable_checkpoint(_first_checkpoint(res, data))
         write_atomic(ckpt_path, blob)
-        note = f", checkpoint {len(blob) / 1e6:.2f} MB"
-        if len(blob) > MAX_CHECKPOINT_BYTES:
-            note += " (over 1 MB)"
+        note = f", checkpoint {len(blob) / 1e6:.2f} MB" + (
+            " (over 1 MB)" if len(blob) > MAX_CHECKPOINT_BYTES else "")
     write_atomic(path, json.dumps(record, indent=1) + "\n")
     return f"{'updated' if old is not None else 'written'} ({seeds}{note})"
 
 
 def collect_records(results: str | os.PathLike, tables: Sequence[str], into: Path,
-                    runs: int = EXPECTED_RUNS, extra: Sequence[str] = (),
-                    commit: str | None = None, machine: str | None = None,
-                    replace: bool = False, log: Callable[[str], Any] = print) -> int:
+                    runs: int = EXPECTED_RUNS, commit: str | None = None,
+                    machine: str | None = None, replace: bool = False,
+                    log: Callable[[str], Any] = print) -> int:
     """Collect every cell of ``tables`` found under ``results``; returns the number of
-    results refused (each named on stderr). :class:`UsageError` before anything is read when
-    the project's commit is not known and ``commit`` is not given, or ``machine`` names a
-    host."""
+    results refused (each named on stderr). :class:`UsageError` before anything is read for
+    an unknown commit or a ``machine`` naming a host."""
     commit = project_commit(commit)
     why = machine_problem(machine) if machine is not None else None
     if why:
         raise UsageError(f"--{why}")
     refused, tally = 0, {}  # what happened -> how many cells
     for table in load_tables(tables):
-        cols = {str(c.get("name")): c for c in table.columns}
-        # every cell, both setups of a row and column (table_results keeps one per place)
-        for res in (cell_result(cell, resolve(results) / table.name / cell.id,
-                                column_metric(cols.get(cell.column, {}), cell), runs, extra)
-                    for cell in table.cells):
+        for res in table_results(table, sweep.resolve(results) / table.name, runs).values():
             if res.state == "not implemented":
                 continue
             try:

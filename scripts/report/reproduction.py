@@ -1,12 +1,6 @@
 """The committed records beside the paper's numbers: the generated section of ``docs/results.md``
-(between :data:`BEGIN` and :data:`END`) and the data of its figure.
-
-Each cell: ours (mean ± std over its seeds, ddof 0, and n), the paper's, and a mark: |Δ| within
-one σ, within two or outside, σ the published std, or where that is 0 the spread of our seeds;
-with neither (one seed), ``n/c``. A validation figure (data without a test split) is marked †.
-Each table states its split and edges per dataset and setup (from the records' configs, or the
-cells' where none is recorded), its seeds and machines, and a counts line per setup: the
-published setup's first (the headline), then the paper-text one."""
+(between :data:`BEGIN` and :data:`END`) and the data of its figure. What each cell, mark and
+counts line means is said in the section itself (:func:`render`)."""
 
 from __future__ import annotations
 
@@ -57,19 +51,16 @@ class Comparison:
     mark: str = ""
 
 
-def _pm(mean: float, std: float, col: dict) -> str:
-    return fmt_pm(mean, std, col, " ± ")
-
-
 def compare(table: Table, cell: Cell, col: dict, record: dict | None, published: dict,
             sources: list[dict]) -> Comparison:
-    """Our figure of ``cell`` (from ``record``) against the paper's, with its mark."""
+    """Our figure of ``cell`` (from ``record``) against the paper's, with its mark: σ is the
+    published std, or where that is 0 the spread of our seeds."""
     c = Comparison(cell, col, record)
     entry, src = cells.find_published(published, table, sources, cell.row, cell.column)
     if isinstance(entry, dict) and cells.finite(entry.get("mean")) is not None and not (
             src and src.get("mark")):
         c.paper_mean, c.paper_std = float(entry["mean"]), cells.finite(entry.get("std")) or 0.0
-        c.paper_text = _pm(c.paper_mean, c.paper_std, col)
+        c.paper_text = fmt_pm(c.paper_mean, c.paper_std, col, " ± ")
     elif entry is not None:
         c.paper_text = str(entry) if not isinstance(entry, dict) else "other protocol"
     if record is None:
@@ -78,32 +69,27 @@ def compare(table: Table, cell: Cell, col: dict, record: dict | None, published:
     c.mark = "n/c"
     if not values:
         return c
-    c.n = len(values)
-    scale = float(col.get("scale", 1))
+    c.n, scale = len(values), float(col.get("scale", 1))
     mean, std = cells.mean_std(values)
     c.mean, c.std = mean * scale, std * scale
-    if c.paper_mean is None:
-        return c
-    sigma = c.paper_std
-    if not sigma:
-        sigma, c.sigma_from_ours = c.std, True
-    if not sigma:
-        return c
-    c.z = (c.mean - c.paper_mean) / sigma
-    c.mark = MARKS[0] if abs(c.z) <= 1 else MARKS[1] if abs(c.z) <= 2 else MARKS[2]
+    c.sigma_from_ours = c.paper_mean is not None and not c.paper_std
+    sigma = c.std if c.sigma_from_ours else c.paper_std
+    if c.paper_mean is not None and sigma:
+        c.z = (c.mean - c.paper_mean) / sigma
+        c.mark = MARKS[0] if abs(c.z) <= 1 else MARKS[1] if abs(c.z) <= 2 else MARKS[2]
     return c
 
 
 def comparisons(records: dict[str, dict[str, dict]], published: dict
                 ) -> list[tuple[Table, list[Comparison]]]:
-    """Per table shown (the main ones, and any other with a record), every cell compared."""
-    names = [t for t in TABLES if t in MAIN_TABLES or records.get(t)]
+    """Per table shown (the main ones, and any other with a record), every cell compared, by
+    column, row and setup."""
     out = []
-    for table in cells.load_tables(names):
+    for table in cells.load_tables([t for t in TABLES if t in MAIN_TABLES or records.get(t)]):
         cols = {str(c.get("name")): c for c in table.columns}
         sources = cells.published_sources(table)
-        order = {r: i for i, r in enumerate(table.rows)}
         colpos = {name: i for i, name in enumerate(cols)}
+        order = {r: i for i, r in enumerate(table.rows)}
         setups = list(SETUP_NAMES)
         ordered = sorted(table.cells, key=lambda c: (colpos.get(c.column, 99),
                                                    order.get(c.row, 99), setups.index(c.setup)))
@@ -123,33 +109,31 @@ def split_text(cfg: dict) -> str:
              else "symmetrised edges")
     if data.get("split") == "fixed":
         return f"the published fixed splits, {edges}"
-    ratios = data.get("split_ratio") or SPLIT_RATIOS[dataset]
-    shares = "/".join(f"{100 * r:g}" for r in ratios)
+    shares = "/".join(f"{100 * r:g}" for r in data.get("split_ratio") or SPLIT_RATIOS[dataset])
     return f"{data.get('split', 'random')} {shares} split per seed, {edges}"
 
 
-def _protocol_lines(table: Table, comps: list[Comparison]) -> list[str]:
-    """Split and edges per dataset and setup, seeds, std and machines of one table."""
-    two = len({c.cell.setup for c in comps}) > 1
+def _protocol_lines(table: Table, comps: list[Comparison], two: bool) -> list[str]:
+    """Split and edges per dataset and setup (``two``: the table has two), seeds, std and
+    machines of one table."""
     splits = []
     for column in dict.fromkeys(c.cell.column for c in comps):
         for setup in SETUP_NAMES:
             group = [c for c in comps if c.cell.column == column and c.cell.setup == setup
                      and not c.cell.not_implemented]
-            if not group:
-                continue
-            recorded = next((c.record["config"] for c in group if c.record), None)
-            cfg = recorded or cell_config(table.name, group[0].cell)
-            label = f"{column} ({SETUP_NAMES[setup]})" if two else column
-            splits.append(f"{label}: {split_text(cfg)}")
-    measured = [c for c in comps if c.record is not None]
+            if group:
+                cfg = next((c.record["config"] for c in group if c.record), None) \
+                    or cell_config(table.name, group[0].cell)
+                label = f"{column} ({SETUP_NAMES[setup]})" if two else column
+                splits.append(f"{label}: {split_text(cfg)}")
     lines = ["- Split and edges: " + "; ".join(splits) + "."]
+    measured = [c for c in comps if c.record is not None]
     if measured:
-        seeds = list(dict.fromkeys(s for c in measured for s in c.record["seeds"]))
-        lines.append(f"- Seeds: {', '.join(map(str, seeds))} (a cell with n < {EXPECTED_RUNS} "
-                     "ran the first n); ours is their mean ± std with ddof 0.")
-        machines = list(dict.fromkeys(str(c.record["machine"]) for c in measured))
-        lines.append("- Machine: " + " | ".join(machines) + ".")
+        seeds = dict.fromkeys(s for c in measured for s in c.record["seeds"])
+        machines = dict.fromkeys(str(c.record["machine"]) for c in measured)
+        lines += [f"- Seeds: {', '.join(map(str, seeds))} (a cell with n < {EXPECTED_RUNS} ran "
+                  "the first n); ours is their mean ± std with ddof 0.",
+                  "- Machine: " + " | ".join(machines) + "."]
     evaluated = [c for c in measured if c.record.get("evaluations")]
     if evaluated:
         ev = evaluated[0].record["evaluations"][0]
@@ -168,27 +152,27 @@ def render_table(table: Table, comps: list[Comparison]) -> list[str]:
     where the table has two setups), the cells not run, a counts line per setup."""
     measured = [c for c in comps if c.record is not None]
     setups = [s for s in SETUP_NAMES if any(c.cell.setup == s for c in comps)]
-    lines = [f"### {table.title} (`{table.name}`)", "", *_protocol_lines(table, comps)]
-    head = ["Model", "Dataset", *(["Setup"] if len(setups) > 1 else []), "Ours", "n", "Paper",
-            "Δ/σ", "Mark", "#Param", "s/seed"]
+    two = len(setups) > 1
+    lines = [f"### {table.title} (`{table.name}`)", "", *_protocol_lines(table, comps, two)]
+    head = ["Model", "Dataset", *(["Setup"] if two else []), "Ours", "n", "Paper", "Δ/σ",
+            "Mark", "#Param", "s/seed"]
     if measured:
         lines += [md_row(head), md_row(["---"] * len(head))]
     for c in measured:
-        ours = "—" if c.mean is None else _pm(c.mean, c.std or 0.0, c.col) + (
-            "†" if c.split == "val" else "")
+        val = "†" if c.split == "val" else ""
+        ours = "—" if c.mean is None else fmt_pm(c.mean, c.std or 0.0, c.col, " ± ") + val
         n = f"{c.n}" if c.n >= EXPECTED_RUNS else f"{c.n} of {EXPECTED_RUNS}"
         z = "" if c.z is None else f"{c.z:+.1f}" + (" (σ ours)" if c.sigma_from_ours else "")
-        mark = c.mark + ("†" if c.split == "val" and c.mark != "n/c" else "")
         times = [t for t in (cells.finite(r.get("total_time_s")) for r in c.record["runs"])
                  if t is not None]
-        seconds = f"{sum(times) / len(times):.0f}" if times else ""
-        setup = [SETUP_NAMES[c.cell.setup]] if len(setups) > 1 else []
-        lines.append(md_row([c.cell.row, c.cell.column, *setup, ours, n, c.paper_text, z, mark,
-                             f"{c.record['num_params']:,}", seconds]))
+        setup = [SETUP_NAMES[c.cell.setup]] if two else []
+        lines.append(md_row([c.cell.row, c.cell.column, *setup, ours, n, c.paper_text, z,
+                             c.mark + (val if c.mark != "n/c" else ""),
+                             f"{c.record['num_params']:,}",
+                             f"{sum(times) / len(times):.0f}" if times else ""]))
     lines += ([""] if measured else []) + [_not_run_line(comps), ""]
     for setup in setups:
-        label = f"{SETUP_NAMES[setup].replace(' ', '-').capitalize()} setup: " \
-            if len(setups) > 1 else ""
+        label = f"{SETUP_NAMES[setup].replace(' ', '-').capitalize()} setup: " if two else ""
         lines += [label + _counts_line([c for c in comps if c.cell.setup == setup]), ""]
     return lines
 
@@ -203,13 +187,11 @@ def _not_run_line(comps: list[Comparison]) -> str:
         if len(missing) == len(in_column) - len(absent) and missing and not two:
             parts.append(f"{column} (all {len(missing)} models)")
         elif missing:
-            parts.append(f"{column}: {', '.join(_named(c, two) for c in missing)}")
+            named = [f"{c.cell.row} ({SETUP_NAMES[c.cell.setup]})" if two else c.cell.row
+                     for c in missing]
+            parts.append(f"{column}: {', '.join(named)}")
         parts += [f"{c.cell.row} on {column} (not implemented)" for c in absent]
     return "Not run: " + ("; ".join(parts) if parts else "none") + "."
-
-
-def _named(c: Comparison, two: bool) -> str:
-    return f"{c.cell.row} ({SETUP_NAMES[c.cell.setup]})" if two else c.cell.row
 
 
 def _counts_line(comps: list[Comparison]) -> str:
@@ -219,15 +201,13 @@ def _counts_line(comps: list[Comparison]) -> str:
     k = {m: sum(c.mark == m for c in measured) for m in MARKS}
     n_i = sum(bool(c.cell.not_implemented) for c in comps)
     val = sum(c.split == "val" for c in measured)
-    line = (f"**Cells measured {len(measured)}: within one std {k['within 1σ']}, within two "
+    return (f"**Cells measured {len(measured)}: within one std {k['within 1σ']}, within two "
             f"{k['within 2σ']}, outside {k['outside 2σ']}"
             + (f", not comparable {k['n/c']}" if k["n/c"] else "")
             + f"; not run {len(comps) - len(measured)}"
-            + (f" ({n_i} not implemented)" if n_i else "") + ".**")
-    if val:
-        line += (f" († {val} of them compare our validation figure with the paper's test "
-                 "figure: the data has no test split.)")
-    return line
+            + (f" ({n_i} not implemented)" if n_i else "") + ".**"
+            + (f" († {val} of them compare our validation figure with the paper's test "
+               "figure: the data has no test split.)" if val else ""))
 
 
 def render(all_comps: Sequence[tuple[Table, list[Comparison]]]) -> str:
@@ -261,23 +241,16 @@ def replace_section(text: str, section: str, doc: Path) -> str:
     return text[:start] + section + text[end + len(END):].removeprefix("\n")
 
 
-def figure_data(all_comps: Sequence[tuple[Table, list[Comparison]]]) -> dict[str, list[dict]]:
-    """Dataset -> one point per measured cell with a published figure and a test figure (what
-    is plotted)."""
-    out: dict[str, list[dict]] = {}
-    for _, comps in all_comps:
-        for c in comps:
-            if c.mean is None or c.paper_mean is None or c.split != "test":
-                continue
-            out.setdefault(c.cell.column, []).append({
+def build(records_dir: str | os.PathLike = RESULTS) -> tuple[str, dict[str, list[dict]]]:
+    """The section and the figure's data (dataset -> a point per measured cell with a published
+    and a test figure), from the records alone (each checked first:
+    :class:`~scripts.report.records.RecordError`)."""
+    all_comps = comparisons(read_records(records_dir), cells.load_published())
+    data: dict[str, list[dict]] = {}
+    for c in (c for _, comps in all_comps for c in comps):
+        if c.mean is not None and c.paper_mean is not None and c.split == "test":
+            data.setdefault(c.cell.column, []).append({
                 "model": c.cell.row, "paper": c.paper_mean, "paper_std": c.paper_std,
                 "ours": round(c.mean, 6), "ours_std": round(c.std or 0.0, 6), "n": c.n,
                 "setup": c.cell.setup})
-    return out
-
-
-def build(records_dir: str | os.PathLike = RESULTS) -> tuple[str, dict[str, list[dict]]]:
-    """The section and the figure's data, from the records alone (each checked first:
-    :class:`~scripts.report.records.RecordError`)."""
-    all_comps = comparisons(read_records(records_dir), cells.load_published())
-    return render(all_comps), figure_data(all_comps)
+    return render(all_comps), data
