@@ -1,16 +1,7 @@
-"""AutoGCN and the four learned polynomial filters that followed it, as PyG-style modules that
-depend on torch only.
-
-* :class:`AutoGCNConv` — AutoGCN's convolution (learned low-, middle- and high-pass filters).
-* :class:`GPRGNNProp`, :class:`BernNetProp`, :class:`ChebNetIIProp`, :class:`JacobiConvProp`
-  — the propagation of GPR-GNN, BernNet, ChebNetII and JacobiConv.
-* :class:`OptBasisProp` — OptBasisGNN's basis, orthonormalised on each signal (so its
-  ``frequency_response`` needs the signal and its graph).
-
-Each is called as ``module(x, edge_index, edge_weight=None)`` (or with a ``torch.sparse`` /
-``SparseTensor`` ``adj_t``, :mod:`autogcn.inputs`; learned edge weights get their gradient) and
-has ``frequency_response(lam)``. :class:`Graph` is the package's graph type, which the modules
-also take. PyG's explainers work on every module (:mod:`autogcn.explain`).
+"""AutoGCN and the learned polynomial filters that followed it (GPR-GNN, BernNet, ChebNetII,
+JacobiConv, OptBasisGNN) as PyG-style modules that need torch only: ``module(x, edge_index,
+edge_weight=None)`` (or a sparse ``adj_t``, or a :class:`Graph`) and
+``frequency_response(lam)``. The guide: ``docs/layer.md``.
 """
 
 from autogcn.bernnet import BernNetProp

@@ -183,30 +183,26 @@ class Graph:
         return self.src, self.dst
 
     # ------------------------------------------------------------------ structure (cached)
-    def _cached(self, key: str, build):
-        self._drop_if_edited()
-        if key not in self._cache:
-            with torch.no_grad():
-                self._cache[key] = build()
-        return self._cache[key]
-
     def cached(self, key: object, build):
         """``build()`` computed once per graph and kept with it (e.g. a normalised adjacency
         shared by every layer of a forward pass). Dropped when the graph moves device, and when
         ``src`` or ``dst`` is edited in place (module docstring)."""
-        self._drop_if_edited()
-        if key not in self._derived:
+        return self._memo(self._derived, key, build)
+
+    def _memo(self, store: dict, key: object, build):
+        self._drop_if_edited()  # clears the stores in place
+        if key not in store:
             with torch.no_grad():
-                self._derived[key] = build()
-        return self._derived[key]
+                store[key] = build()
+        return store[key]
 
     def in_degrees(self) -> Tensor:
         """Incoming edges per node (repeated edges counted), ``(N,)`` int64."""
-        return self._cached("in_degrees", lambda: _degrees(self.dst, self._num_nodes))
+        return self._memo(self._cache, "in_degrees", lambda: _degrees(self.dst, self._num_nodes))
 
     def out_degrees(self) -> Tensor:
         """Outgoing edges per node, ``(N,)`` int64."""
-        return self._cached("out_degrees", lambda: _degrees(self.src, self._num_nodes))
+        return self._memo(self._cache, "out_degrees", lambda: _degrees(self.src, self._num_nodes))
 
     def csc(self) -> tuple[Tensor, Tensor, Tensor]:
         """In-edges grouped by destination: ``(indptr (N+1,), sources (E,), edge ids (E,))``.
@@ -214,15 +210,17 @@ class Graph:
         Row ``v`` of the compressed structure lists the sources of the edges into ``v``, in edge
         order; ``edge ids`` maps each position back to the edge list.
         """
-        return self._cached("csc", lambda: _compress(self.dst, self.src, self.in_degrees()))
+        return self._memo(self._cache, "csc",
+                          lambda: _compress(self.dst, self.src, self.in_degrees()))
 
     def csr(self) -> tuple[Tensor, Tensor, Tensor]:
         """Out-edges grouped by source: ``(indptr (N+1,), destinations (E,), edge ids (E,))``."""
-        return self._cached("csr", lambda: _compress(self.src, self.dst, self.out_degrees()))
+        return self._memo(self._cache, "csr",
+                          lambda: _compress(self.src, self.dst, self.out_degrees()))
 
     def node_graph_ids(self) -> Tensor:
         """The member graph of every node, ``(N,)`` int64 (all 0 for a single graph)."""
-        return self._cached("node_graph_ids", lambda: torch.repeat_interleave(
+        return self._memo(self._cache, "node_graph_ids", lambda: torch.repeat_interleave(
             torch.arange(self.batch_size, device=self.device), self.batch_num_nodes(),
             output_size=self._num_nodes))
 

@@ -16,9 +16,8 @@ from collections.abc import Callable
 import torch
 from torch import Tensor, nn
 
-from autogcn.graph import compiling
-from autogcn.inputs import GraphInput, check_features, to_graph
-from autogcn.polynomial import RESPONSE_KEY, Apply, PolynomialFilter, filter_operator
+from autogcn.inputs import GraphInput
+from autogcn.polynomial import RESPONSE_KEY, Apply, PolynomialFilter
 
 #: The official code's floor on the norms it divides by (a zero channel stays zero).
 NORM_FLOOR = 1e-8
@@ -177,21 +176,16 @@ class OptBasisProp(PolynomialFilter):
 
     def _operator(self, x: Tensor, edge_index: GraphInput, edge_weight: Tensor | None,
                   batch: Tensor | None) -> tuple[Apply, Dot, Tensor]:
-        """The steps of :meth:`PolynomialFilter.forward` before the polynomial (lazy width,
-        checks, graph, explainer mask, operator), and the inner product over each graph."""
-        if self.channels == -1 and isinstance(x, Tensor) and x.dim() == 2 and not compiling():
-            self.initialize_channels(x.shape[1])
-        check_features(x, self.channels, self.alpha.dtype, "channels", self.alpha.device)
-        g, weight = to_graph(edge_index, x.shape[0], edge_weight, x.device)
-        weight = self.explained_weight(weight, g, x)
+        """:meth:`PolynomialFilter.prepare`'s operator and ``x``, and the inner product over
+        each graph."""
+        g, op, x = self.prepare(x, edge_index, edge_weight)
         if batch is None and g.batch_size > 1:
             batch = g.node_graph_ids()
         if batch is not None and (batch.dim() != 1 or batch.shape[0] != x.shape[0]):
             raise ValueError(f"batch must hold one graph id per node ({x.shape[0]},), got "
                              f"{tuple(batch.shape)}")
         dot = column_dots if batch is None else member_dots(batch.to(x.device))
-        op = filter_operator(g, self.operator, weight)
-        return op, dot, x.to_dense() if x.is_sparse else x
+        return op, dot, x
 
     def combine(self, basis: list[Tensor]) -> Tensor:
         r""":math:`\sum_k \alpha_{c,k} h_{c,k}`, channel by channel."""

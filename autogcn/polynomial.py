@@ -210,6 +210,13 @@ class PolynomialFilter(Explainable):
                 edge_weight: Tensor | None = None) -> Tensor:
         """``x`` (N, C) on the graph ``edge_index`` (any accepted form), with optional
         ``edge_weight`` (E,) → (N, C)."""
+        _, op, x = self.prepare(x, edge_index, edge_weight)
+        return self.polynomial(op, x)
+
+    def prepare(self, x: Tensor, edge_index: GraphInput,
+                edge_weight: Tensor | None) -> tuple[Graph, Adjacency, Tensor]:
+        """The steps before the polynomial: the lazy width, the checks, the graph with the
+        explainer's mask, its operator and ``x`` dense."""
         if self.channels == -1 and isinstance(x, Tensor) and x.dim() == 2 and not compiling():
             self.initialize_channels(x.shape[1])
         param = next(self.parameters())
@@ -218,8 +225,7 @@ class PolynomialFilter(Explainable):
                        "channels", param.device)
         g, weight = to_graph(edge_index, x.shape[0], edge_weight, x.device)
         weight = self.explained_weight(weight, g, x)
-        op = filter_operator(g, self.operator, weight)
-        return self.polynomial(op, x.to_dense() if x.is_sparse else x)
+        return g, filter_operator(g, self.operator, weight), x.to_dense() if x.is_sparse else x
 
     def response_rows(self) -> int:
         """Rows of :meth:`frequency_response`: 1 (one filter for all channels) by default."""

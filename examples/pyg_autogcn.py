@@ -85,13 +85,9 @@ def explain(model: torch.nn.Module, data, node: int, epochs: int) -> None:
 def random_split(num_nodes: int, seed: int) -> tuple[torch.Tensor, ...]:
     """Train/validation/test masks of a random 60/20/20 split of the nodes."""
     order = torch.randperm(num_nodes, generator=torch.Generator().manual_seed(seed))
-    bounds = (0, int(0.6 * num_nodes), int(0.8 * num_nodes), num_nodes)
-    masks = []
-    for start, end in zip(bounds[:-1], bounds[1:], strict=True):
-        mask = torch.zeros(num_nodes, dtype=torch.bool)
-        mask[order[start:end]] = True
-        masks.append(mask)
-    return tuple(masks)
+    parts = order.tensor_split([int(0.6 * num_nodes), int(0.8 * num_nodes)])
+    return tuple(torch.zeros(num_nodes, dtype=torch.bool).index_fill_(0, part, True)
+                 for part in parts)
 
 
 def train(name: str, model: torch.nn.Module, data, masks: tuple[torch.Tensor, ...],

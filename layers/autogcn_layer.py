@@ -1,55 +1,43 @@
 """The benchmark's AutoGCN layer: the installable package's :class:`~autogcn.conv.AutoGCNConv`
-(one implementation, re-exported here for older imports) followed by the shared
-post-processing (graph norm, batch norm, activation, residual, dropout).
+(re-exported here for older imports) followed by the shared post-processing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import torch
 
 from autogcn.conv import FILTERS, GATE_ALIASES, GATES, MODES, AutoGCNConv
 from autogcn.graph import Graph
 from autogcn.propagation import normalized_adjacency
-from layers.post_processing import PostProcess
+from layers.post_processing import Activation, PostProcess
 
 __all__ = ["FILTERS", "GATES", "GATE_ALIASES", "MODES", "AutoGCNConv", "AutoGCNLayer"]
 
 
 class AutoGCNLayer(AutoGCNConv):
-    r"""The benchmark's AutoGCN layer: :class:`AutoGCNConv` on a :class:`~autogcn.graph.Graph`,
-    then :class:`~layers.post_processing.PostProcess` (graph norm, batch norm, activation,
-    residual, dropout).
-
-    The convolution's parameters have the names that checkpoints store (``weight``, ``gamma``
-    or ``p``/``a``, ``bias``), which are also an :class:`AutoGCNConv`'s; the post-processing's
-    are under ``post.``.
-    Parameters: those of the convolution, + ``2·out`` for the batch norm (always allocated, as
-    in the release).
-
-    Its dense methods are the regions ``params.compile`` compiles (:mod:`train.compilation`).
+    r""":class:`AutoGCNConv` on a :class:`~autogcn.graph.Graph`, then
+    :class:`~layers.post_processing.PostProcess` (graph norm, batch norm, activation, residual,
+    dropout). The convolution's parameters keep the names checkpoints store (``weight``,
+    ``gamma`` or ``p``/``a``, ``bias``); the post-processing's are under ``post.`` (``+ 2·out``:
+    the batch norm, always allocated as in the release).
 
     Args:
-        in_dim (int): input width.
-        out_dim (int): output width.
+        in_dim, out_dim (int): input and output widths.
         activation (callable, optional): e.g. ``torch.relu``; ``None`` on an output layer.
         dropout (float): dropout applied last.
         graph_norm, batch_norm, residual (bool): the shared post-processing steps.
-        K (int): the conv's ``grid_size`` (the benchmark config key ``K``; a grid size, not a
-            hop count).
+        K (int): the conv's ``grid_size`` (the benchmark config key ``K``; not a hop count).
         num_banks, mode, gate, filters, single_a_init: as :class:`AutoGCNConv`.
 
-    Shapes:
-        - input: graph ``g`` with :math:`N` nodes, features :math:`(N, \text{in})` (dense or
-          sparse COO), optional ``snorm_n`` :math:`(N, 1)`
-        - output: :math:`(N, \text{out})`
+    Shapes: features :math:`(N, \text{in})` (dense or sparse COO) and optional ``snorm_n``
+    :math:`(N, 1)` on a graph ``g`` of :math:`N` nodes → :math:`(N, \text{out})`.
 
     Example::
 
-        >>> g = Graph([0, 1, 1, 2], [1, 0, 2, 1])
         >>> layer = AutoGCNLayer(8, 4)
-        >>> layer(g, torch.randn(3, 8)).shape
+        >>> layer(Graph([0, 1, 1, 2], [1, 0, 2, 1]), torch.randn(3, 8)).shape
         torch.Size([3, 4])
     """
 
@@ -62,7 +50,7 @@ class AutoGCNLayer(AutoGCNConv):
         self,
         in_dim: int,
         out_dim: int,
-        activation: Callable[[torch.Tensor], torch.Tensor] | None = torch.relu,
+        activation: Activation = torch.relu,
         dropout: float = 0.0,
         graph_norm: bool = True,
         batch_norm: bool = True,

@@ -12,26 +12,23 @@ polynomials are :math:`T_0 = I`, :math:`T_1(\tilde L) = -\tilde A`,
 with bias-free :math:`W_k` (PyTorch default init) and one bias (init 0): ``3·in·out + out``
 parameters (+ ``2·out`` BatchNorm, always allocated as in the release).
 
-Because :math:`\tilde A` commutes with right-multiplication, the same output is
-:math:`x(W_1 - W_3) - \tilde A(x W_2) + 2\tilde A^2(x W_3)`: propagating first costs two sparse
-products at the input width, projecting first two at the output width. The layer projects first
-when ``out < in`` (e.g. Squirrel: 2,089 features → 16) and for sparse inputs (never densified):
-:func:`~layers.propagation.cheaper_to_propagate_first`.
+The same output is :math:`x(W_1 - W_3) - \tilde A(x W_2) + 2\tilde A^2(x W_3)`, two sparse
+products at the output width instead of the input's: the layer projects first when ``out < in``
+(Squirrel: 2,089 features → 16) and for sparse inputs
+(:func:`~autogcn.propagation.cheaper_to_propagate_first`).
 
-Frequency response. On an eigenvector :math:`u` of :math:`\tilde A` (eigenvalue :math:`\mu`, so
-:math:`\lambda = 1 - \mu` is an eigenvalue of :math:`L`), an input :math:`x = u v^\top` gives
+Frequency response. On an eigenvector :math:`u` of :math:`\tilde A` (eigenvalue :math:`\mu`,
+:math:`\lambda = 1 - \mu`), an input :math:`x = u v^\top` gives
 :math:`h = u\, v^\top M(\lambda) + b` with the ``in × out`` matrix
 
 .. math::
     M(\lambda) = W_1 + T_1(\lambda - 1) W_2 + T_2(\lambda - 1) W_3,
     \qquad T_1(t) = t,\ T_2(t) = 2t^2 - 1
 
-(:meth:`ChebLayer.response_matrix`; :math:`W_k` as ``in × out``). Unlike AutoGCN's and the
-polynomial filters' scalar :math:`F(\lambda)`, ChebNet's filter is not separable from its
-weights: every input/output channel pair has its own polynomial. The scalar that
-:meth:`ChebLayer.frequency_response` reports is the RMS gain
-:math:`\|M(\lambda)\|_F / \sqrt{in}`, the root-mean-square norm of the output for a random
-unit input direction at frequency :math:`\lambda`.
+(:meth:`ChebLayer.response_matrix`). ChebNet's filter is not separable from its weights (every
+channel pair has its own polynomial): :meth:`ChebLayer.frequency_response` reports the RMS gain
+:math:`\|M(\lambda)\|_F / \sqrt{in}`, the RMS norm of the output for a random unit input
+direction at frequency :math:`\lambda`.
 """
 
 from __future__ import annotations

@@ -11,23 +11,16 @@ and :math:`h'_v = \mathrm{post}(h^1_v \Vert \dots \Vert h^H_v)` (width ``H·out`
 is used for both ``feat_drop`` and ``attn_drop`` (tied, as in the release), so the shared
 :class:`~layers.post_processing.PostProcess` adds no output dropout.
 
-Conventions of the release reproduced here:
+As in the release: no bias (DGL 0.4's ``GATConv`` had none; DGL 2.x's default adds ``H·out``
+per layer), so ``in·H·out + 2·H·out`` parameters per layer (+ ``2·H·out`` BN); no activation on
+SBM/ZINC/superpixels, ELU on the citation nets (the release applied it *after* the residual,
+``PostProcess`` before: the same output, its citation configs having no residual); a zero
+message for nodes without in-edges (DGL's ``allow_zero_in_degree=True``).
 
-* No bias: DGL 0.4's ``GATConv`` had none; DGL 2.x adds one by default (``H·out`` more
-  parameters per layer). Parameters per layer: ``in·H·out + 2·H·out`` (+ ``2·H·out`` BN).
-* Activation: none on SBM/ZINC/superpixels (the release's ``GATLayer`` default), ELU on the
-  citation nets. The release applied the activation *after* the residual; ``PostProcess``
-  applies it before. The release's citation configs turn the residual off, so the two orders
-  give the same output for every published configuration.
-* Nodes without in-edges (directed superpixel graphs, single-node graphs) get a zero message
-  (DGL's ``allow_zero_in_degree=True``).
-
-:class:`GATConv` is written on the project's primitives (:func:`~layers.propagation.edge_softmax`,
-:func:`~layers.propagation.weighted_aggregate`) and equals DGL 2.x's
-``GATConv(bias=False, residual=False, allow_zero_in_degree=True)``, proven by
-``tests/test_dgl_parity.py``: same parameters and ``state_dict`` names (``fc.weight``;
-``attn_l`` and ``attn_r`` of shape ``(1, H, out)``) and the same initialisation (Glorot-normal
-with the ReLU gain).
+:class:`GATConv` equals DGL 2.x's ``GATConv(bias=False, residual=False,
+allow_zero_in_degree=True)`` (``tests/test_dgl_parity.py``): the same parameters, ``state_dict``
+names (``fc.weight``; ``attn_l`` and ``attn_r`` of shape ``(1, H, out)``) and initialisation
+(Glorot-normal with the ReLU gain).
 """
 
 from __future__ import annotations

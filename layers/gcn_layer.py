@@ -7,22 +7,18 @@ r"""GCN (Kipf & Welling, ICLR 2017), with the release's normalisation.
 i.e. :math:`\tilde A X W + b` with :math:`\tilde A = D^{-1/2} A D^{-1/2}` on a symmetric graph
 (self-loops are part of :math:`A` when the runner adds them, ``self_loop: true``).
 
-Source-side degree, ``source_degree="in"`` (default): the authors' release ran DGL 0.4, whose
-``GraphConv`` normalised *both* sides by the **in**-degree, :math:`s^{src}_u = s^{dst}_u`.
-DGL 2.x ``GraphConv(norm="both")`` uses the **out**-degree on the source side,
-:math:`s^{src}_u = \max(\deg^{out}(u), 1)^{-1/2}`: ``source_degree="out"``. The two agree on
-symmetric graphs (SBM, ZINC, citation graphs) but not on directed ones: the superpixel graphs are
-kNN graphs (every node has 8 out-edges, in-degrees vary), where ``"out"`` would weight a message
-by the sender's out-degree (constant 8) instead of its in-degree.
+``source_degree="in"`` (default): :math:`s^{src}_u = s^{dst}_u`, both sides by the in-degree,
+as DGL 0.4's ``GraphConv`` in the authors' release. ``"out"``: :math:`s^{src}_u =
+\max(\deg^{out}(u), 1)^{-1/2}`, DGL 2.x's ``GraphConv(norm="both")``. They differ only on
+directed graphs: on the superpixel kNN graphs (8 out-edges per node) ``"out"`` weighs a message
+by the sender's constant out-degree instead of its in-degree.
 
-:class:`GraphConv` is written on the project's :func:`~autogcn.propagation.propagate` (the same
-cached sparse product AutoGCN and ChebNet use, so that speed comparisons between the models
-compare the models). With ``source_degree="out"`` it equals DGL 2.x's
-``GraphConv(norm="both", bias=False)``, and with ``"in"`` the in-degree formula, proven by
-``tests/test_dgl_parity.py``. It keeps DGL's weight (``conv.weight``, shape ``(in, out)``,
-Glorot-uniform) and its order (project first when the output is narrower, and for sparse inputs,
-which are never densified). The bias lives in the layer, added after the aggregation.
-Parameters: ``in·out + out`` (+ ``2·out`` BatchNorm, always allocated as in the release).
+:class:`GraphConv` runs on the sparse product AutoGCN and ChebNet use
+(:func:`~autogcn.propagation.propagate`: speed comparisons compare the models) and equals DGL
+2.x's ``GraphConv(norm="both", bias=False)`` with ``"out"``, the in-degree formula with ``"in"``
+(``tests/test_dgl_parity.py``), with DGL's weight (``conv.weight``, ``(in, out)``,
+Glorot-uniform) and order (project first when the output is narrower, and sparse inputs). The
+bias lives in the layer. Parameters: ``in·out + out`` (+ ``2·out`` BatchNorm, always allocated).
 """
 
 from __future__ import annotations

@@ -4,16 +4,12 @@ r"""GIN (Xu et al., ICLR 2019) with a learnable :math:`\epsilon`, as in benchmar
     m_v = (1 + \epsilon)\, x_v + \sum_{u \to v} x_u, \qquad
     h'_v = \mathrm{post}\Big(\mathrm{act}\big(\mathrm{BN}(\mathrm{MLP}(m_v))\big)\Big)
 
-(``neighbor_aggr_GIN`` may replace the sum by a mean or max; nodes without in-edges aggregate to
-0, as in DGL 0.4, for every aggregator). The aggregation is the project's
-:func:`~layers.propagation.aggregate`, equal to DGL's ``copy_u_sum/mean/max`` (with DGL 2.x's
-``-inf`` of nodes without in-edges replaced by 0), proven by ``tests/test_dgl_parity.py``.
-
-``MLP`` has ``n_mlp`` linear layers with BatchNorm + ReLU between them
-(``n_mlp = 2``: Linear–BN–ReLU–Linear); the outer BN + activation is benchmarking-gnns'
-``ApplyNodeFunc`` (the ``batch_norm`` flag only governs the BN in the post-processing).
-``apply_node_norm=False`` is the AutoGCN release's ``ApplyNodeFunc``, which builds that BN but
-returns the MLP's output as it is (neither the BN nor the ReLU after it runs):
+(``neighbor_aggr_GIN``: sum, mean or max; 0 for nodes without in-edges, as in DGL 0.4;
+:func:`~layers.propagation.aggregate` equals DGL's ``copy_u_sum/mean/max`` there,
+``tests/test_dgl_parity.py``). ``MLP``: ``n_mlp`` linear layers, BatchNorm + ReLU between them;
+the outer BN + activation is benchmarking-gnns' ``ApplyNodeFunc`` (``batch_norm`` governs only
+the post-processing's BN). ``apply_node_norm=False`` is the AutoGCN release's ``ApplyNodeFunc``,
+which builds that BN but returns the MLP's output as it is:
 
 .. math::
     h'_v = \mathrm{post}\big(\mathrm{MLP}(m_v)\big)

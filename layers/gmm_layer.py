@@ -16,18 +16,16 @@ Pseudo-coordinates of an edge :math:`u \to v` (the release's choice for graphs w
 
 then, in the release's order, graph norm → BN → activation → residual (the shared
 :class:`~layers.post_processing.PostProcess`, without its dropout), **+ a second bias** (the
-release's ``GMMLayer`` adds its own bias after the residual) → dropout. The release computed
-:math:`\rho` with a Python loop over the edges; :func:`pseudo_coordinates` is a vectorised gather,
-computed once per graph (cached on it) for every layer.
+release's ``GMMLayer`` adds its own after the residual) → dropout. :func:`pseudo_coordinates`
+is computed once per graph (cached on it) for every layer.
 
-:class:`GMMConv` is written on the project's primitives
-(:func:`~layers.propagation.weighted_aggregate`, the Gaussian weights as per-edge, per-kernel
-weights; :func:`~layers.propagation.aggregate_edges` for the maximum) and equals DGL 2.x's
-``GMMConv(residual=False, bias=True, allow_zero_in_degree=True)`` for the ``"sum"`` (the
-release), ``"mean"`` and ``"max"`` aggregators (nodes without in-edges get 0 before the bias),
-proven by ``tests/test_dgl_parity.py``: same parameters and ``state_dict`` names (``mu``,
-``inv_sigma``, ``fc.weight``, ``bias``) and the same initialisation (``fc`` Glorot-normal with
-the ReLU gain, :math:`\mu \sim \mathcal N(0, 0.1^2)`, :math:`\sigma^{-1} = 1`, bias 0).
+:class:`GMMConv` (the Gaussian weights as per-edge, per-kernel weights of
+:func:`~layers.propagation.weighted_aggregate`) equals DGL 2.x's ``GMMConv(residual=False,
+bias=True, allow_zero_in_degree=True)`` for the ``"sum"`` (the release), ``"mean"`` and ``"max"``
+aggregators, 0 before the bias for nodes without in-edges (``tests/test_dgl_parity.py``): the
+same parameters, ``state_dict`` names (``mu``, ``inv_sigma``, ``fc.weight``, ``bias``) and
+initialisation (``fc`` Glorot-normal with the ReLU gain, :math:`\mu \sim \mathcal N(0,
+0.1^2)`, :math:`\sigma^{-1} = 1`, bias 0).
 
 Parameters per layer: ``6`` (pseudo projection, dim 2) + ``2·K·dim`` (μ, σ⁻¹) + ``in·K·out``
 + ``out`` (conv bias) + ``out`` (layer bias) + ``2·out`` (BN) — all as in the release.

@@ -14,31 +14,22 @@ with the aggregator ``sage_aggregator``:
   {\deg^{in}(v) + 1} + b`.
 
 Nodes without in-edges aggregate to 0. For ``"mean"`` and ``"gcn"``, :math:`W_{neigh}` is applied
-before the aggregation when it narrows the features (``in > out``), after it otherwise (the
-aggregation is linear, so the result is the same). The release passed ``dropout`` as
-``SAGEConv``'s ``feat_drop`` (on the layer *input*, self and neighbour features alike) and the
-activation to ``SAGEConv`` itself, so the order is act → graph norm → BN → residual; the shared
-:class:`~layers.post_processing.PostProcess` therefore runs with no activation and no output
-dropout.
+before the (linear) aggregation when it narrows the features (``in > out``), after it otherwise.
+The release passed ``dropout`` as ``SAGEConv``'s ``feat_drop`` (on the layer *input*) and the
+activation to ``SAGEConv`` itself, so the order is act → graph norm → BN → residual: the shared
+:class:`~layers.post_processing.PostProcess` runs without activation and output dropout.
 
-:class:`SAGEConv` is written on the project's primitives (:func:`~layers.propagation.aggregate`)
-and equals DGL 2.x's ``SAGEConv`` for these three aggregators, proven by
-``tests/test_dgl_parity.py``: same parameters (``fc_self`` with bias, ``fc_neigh`` without,
-``fc_pool`` for ``"pool"``, a separate ``bias`` for ``"gcn"``), same names in ``state_dict`` and
-the same initialisation (Glorot-uniform weights with the ReLU gain; the biases of ``fc_self`` and
-``fc_pool`` keep ``nn.Linear``'s default initialisation, ``bias`` starts at 0). DGL's ``"lstm"``
-aggregator is not provided.
+:class:`SAGEConv` equals DGL 2.x's ``SAGEConv`` for these three aggregators
+(``tests/test_dgl_parity.py``): the same parameters and ``state_dict`` names (``fc_self`` with
+bias, ``fc_neigh`` without, ``fc_pool`` for ``"pool"``, a separate ``bias`` for ``"gcn"``) and
+initialisation (Glorot-uniform weights with the ReLU gain; ``nn.Linear``'s default biases,
+``bias`` at 0). DGL's ``"lstm"`` aggregator is not provided.
 
-Parameter conventions:
-
-* DGL 0.4's ``SAGEConv`` (the release) gave both ``fc_self`` and ``fc_neigh`` a bias; DGL 2.x,
-  and this module, give only ``fc_self`` one. The two biases are added together, so they are one
-  parameter vector in effect, but our count is ``out`` lower per layer than the release's — the
-  single count difference that cannot be closed (see tests/test_param_counts.py).
-* The release's GraphSage layer allocated its BatchNorm only when ``batch_norm`` was on (unlike
-  every other layer of the release). ``PostProcess`` always allocates it, so when ``batch_norm``
-  is off its (unused) parameters are frozen, which keeps the trainable-parameter count equal to
-  the release's.
+Parameter counts against the release: DGL 0.4's ``SAGEConv`` gave ``fc_neigh`` a bias too; the
+two biases add up to one in effect, but the count here is ``out`` lower per layer, the one
+difference that cannot be closed (``tests/test_param_counts.py``). The release allocated the
+layer's BatchNorm only with ``batch_norm`` on; ``PostProcess`` always allocates it, so without
+``batch_norm`` it is frozen, out of the trainable count, as the release's.
 """
 
 from __future__ import annotations
