@@ -7,20 +7,8 @@ import os
 import numpy as np
 import torch
 
-from data.common import (
-    DataError,
-    one_line,
-)
-from data.node_datasets import (
-    NodeDataset,
-    build_graph,
-    check_node_dataset,
-    linkx_fixed_splits,
-)
-
-# --------------------------------------------------------------------------------------------
-# Arxiv-year (ogbn-arxiv with publication-year labels, LINKX)
-# --------------------------------------------------------------------------------------------
+from data.common import DataError, one_line
+from data.node_datasets import NodeDataset, linkx_fixed_splits, make_node_dataset
 
 
 def even_quantile_labels(values: np.ndarray, num_classes: int) -> np.ndarray:
@@ -62,23 +50,12 @@ def load_arxiv_year(data_dir: str | os.PathLike | None, num_classes: int = 5,
         ) from exc
     n = int(graph["num_nodes"])
     edge_index = torch.as_tensor(np.asarray(graph["edge_index"]), dtype=torch.int64)
-    g, stats = build_graph(edge_index[0], edge_index[1], n)
-    given = (edge_index[0], edge_index[1])
     labels = even_quantile_labels(np.asarray(graph["node_year"]).reshape(-1), num_classes)
-    ds = NodeDataset(
-        name="ARXIV_YEAR",
-        graph=g,
-        edges_as_given=given,
-        features=torch.as_tensor(np.asarray(graph["node_feat"]), dtype=torch.float32),
-        labels=torch.from_numpy(labels),
-        num_classes=num_classes,
-        fixed_splits=linkx_fixed_splits("ARXIV_YEAR", data_dir, n),
-        info={
-            "source": f"ogb ogbn-arxiv under {root}",
-            **stats,
-            "labels": f"node_year in {num_classes} even-quantile classes (LINKX)",
-            "features": "128-d ogb embeddings, dense, unnormalised",
-        },
-    )
     # a node without a year is -1 (even_quantile_labels), left out of every split
-    return check_node_dataset(ds, f"ogbn-arxiv under {root}", unlabelled=True)
+    return make_node_dataset(
+        "ARXIV_YEAR", f"ogb ogbn-arxiv under {root}", (edge_index[0], edge_index[1]), n,
+        torch.as_tensor(np.asarray(graph["node_feat"]), dtype=torch.float32),
+        torch.from_numpy(labels), splits=linkx_fixed_splits("ARXIV_YEAR", data_dir, n),
+        where=f"ogbn-arxiv under {root}", unlabelled=True, num_classes=num_classes,
+        info={"labels": f"node_year in {num_classes} even-quantile classes (LINKX)",
+              "features": "128-d ogb embeddings, dense, unnormalised"})

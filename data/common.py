@@ -1,25 +1,17 @@
-"""Containers and batching shared by every graph dataset of the project.
+"""Containers, value checks, batching and fingerprints shared by every graph dataset.
 
-Every loader in ``data/`` returns a :class:`GraphDataset`: three :class:`GraphSplit` objects
-(a split that is not available is ``None``) plus the sizes a net needs. Conventions:
-
-* graphs are :class:`~autogcn.graph.Graph` objects; node input features live in
-  ``g.ndata['feat']`` (integer ids for SBM/ZINC, floats otherwise), edge features, where a
-  dataset has them, in ``g.edata['feat']``;
-* each sample's target is a tensor with a leading dimension that concatenates across a batch:
-  ``(N_g,)`` node labels for SBM graphs, ``(1,)`` for graph-level targets.
-
-:func:`collate_graphs` batches samples and attaches the graph-size normalisation factors
-``snorm_n = 1/sqrt(N_g)`` per node.
+Every batched loader returns a :class:`GraphDataset` (conventions: docs/data.md, "Containers");
+:func:`collate_graphs` batches samples with the graph-size factors ``snorm_n = 1/sqrt(N_g)``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, NoReturn
 
 import torch
 from torch.utils.data import Dataset
@@ -45,6 +37,13 @@ def pick_source(dataset: str, source: str | None, valid: Sequence[str]) -> str:
         raise DataError(f"data_source {source!r} is not available for {dataset}; valid: "
                         f"{', '.join(valid)}")
     return source
+
+
+def retired_command(module: str, args: str) -> NoReturn:
+    """What ``python -m <module>`` says since its statistics moved to scripts/diagnose.py."""
+    print(f"error: python -m {module} no longer runs; for the statistics: "
+          f"python -m scripts.diagnose {args} --data_dir DIR", file=sys.stderr)
+    sys.exit(2)
 
 
 def one_line(exc: BaseException, limit: int = 160) -> str:
@@ -190,16 +189,8 @@ class GraphDataset:
         def add(split: GraphSplit | None) -> GraphSplit | None:
             return split.with_self_loops() if split is not None else None
 
-        return GraphDataset(
-            self.name,
-            add(self.train),
-            add(self.val),
-            add(self.test),
-            self.in_dim,
-            self.num_classes,
-            self.num_edge_types,
-            dict(self.info),
-        )
+        return replace(self, train=add(self.train), val=add(self.val), test=add(self.test),
+                       info=dict(self.info))
 
 
 def graph_size_norm(g: Graph) -> torch.Tensor:

@@ -1,35 +1,7 @@
-"""Files the project writes: path checks, one atomic write, graph packs, and file sets.
-
-**Path checks.** :func:`output_problem` says, before anything is written, why a file or folder
-cannot be written at a path (a file on the way, a broken symbolic link, an over-long name, an
-unwritable folder); the command lines and the config use it on every output and data path.
-
-**Atomic writes.** Every file (result files, checkpoints, generated data, caches, reports) is
-written by :func:`write_atomic`: to a temporary name beside the target, then renamed over it
-with ``os.replace``. A reader never sees half a file; a failed write (a full disk) leaves the
-previous version in place, removes the temporary file and raises :class:`WriteError`, one line
-naming the folder and what to do.
-
-**Graph packs** (the project's DGL-free file format for a list of graphs): one uncompressed
-``.npz`` (``np.savez``) holding
-
-* ``format`` (a string naming the kind of file) and ``version`` (int64 scalar);
-* ``num_nodes``, ``num_edges``: int64 ``(G,)``, the node and edge count of every graph;
-* ``src``, ``dst``: ``(sum num_edges,)`` the edges of all graphs one after the other, as node ids
-  *local to their graph* (0 .. num_nodes-1), in the smallest unsigned integer type that holds
-  them (uint8 for graphs of up to 256 nodes);
-* ``node_<key>``: ``(sum num_nodes, ...)`` node arrays, graphs one after the other;
-* ``edge_<key>``: ``(sum num_edges, ...)`` edge arrays, in edge order;
-* ``graph_<key>``: ``(G, ...)`` one row per graph (e.g. graph labels).
-
-It is read with ``np.load(..., allow_pickle=False)`` (no object arrays, no code) and checked
-before use: format and version, counts against the array lengths, every edge endpoint inside its
-graph. Anything else raises :class:`PackError` naming the file.
-
-**File sets** (:class:`FileSet`): a saved dataset is one graph pack per split plus a meta json
-(format name and version, the file names, whatever the dataset records) written last, so its
-presence marks a complete set; an interrupted write is never mistaken for one. The SBM files and
-the superpixel cache are file sets; each of those modules documents its own keys.
+"""Files the project writes and reads: path checks (:func:`output_problem`), the one atomic
+write (:func:`write_atomic`, for results and checkpoints too), graph packs (a list of graphs as
+one checked ``.npz``) and file sets (one pack per split plus a meta json written last). The
+formats: docs/data.md, "Caches and generated files".
 """
 
 from __future__ import annotations
@@ -38,7 +10,7 @@ import errno
 import io
 import json
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,7 +21,6 @@ from torch import Tensor
 
 from autogcn.graph import Graph
 from data.common import DataError, one_line
-from data.interop import download, from_pyg, require_pyg
 
 FREE_SPACE = "free some space there"
 FULL_DISK = (errno.ENOSPC, errno.EDQUOT)  # errno of a full disk or an exceeded quota
@@ -169,26 +140,6 @@ def output_problem(path: str | os.PathLike, kind: str, suffixes: Sequence[str] |
         return f"{text} is not writable" + ("" if existing == out else
                                             f" (its folder {existing} is not writable)")
     return None
-
-
-def pyg_benchmark(name: str, root: Path, max_graphs: int | None, dataset: str,
-                  offline: str) -> Iterator[tuple[str, list[tuple[Any, Graph]]]]:
-    """PyG's ``GNNBenchmarkDataset`` ``name`` (``PATTERN``, ``MNIST``...) under ``root``,
-    downloaded there on first use: each split with its first ``max_graphs`` samples, every one
-    as PyG's sample and its :class:`Graph`. ``dataset`` names ours in messages; ``offline`` says
-    what to do instead when the download fails."""
-    datasets = require_pyg(f"{dataset} with --data_source pyg")
-    for split in ("train", "val", "test"):
-        ds = download(f"torch_geometric.datasets.GNNBenchmarkDataset(root={str(root)!r}, "
-                      f"name={name!r}, split={split!r})",
-                      lambda split=split: datasets.GNNBenchmarkDataset(
-                          root=str(root), name=name, split=split), offline)
-        n = len(ds) if max_graphs is None else min(int(max_graphs), len(ds))
-        samples = []
-        for i in range(n):
-            data = ds[i]
-            samples.append((data, from_pyg(data)))
-        yield split, samples
 
 
 # --------------------------------------------------------------------------------------------

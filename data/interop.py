@@ -1,33 +1,16 @@
-"""Where graphs cross the project's edge: DGL and PyG graphs.
+"""Where graphs cross the project's edge: DGL and PyG graphs and datasets.
 
-Adapters (DGL and PyG are optional; nothing here imports them at module level):
-
-* :func:`from_dgl` turns a homogeneous ``dgl.DGLGraph`` (single or batched) into a
-  :class:`~autogcn.graph.Graph`: its edges (int64), every ``ndata``/``edata`` tensor under the same
-  key, and the per-graph node and edge counts of a batch.
-* :func:`to_dgl` goes the other way (same edges, features and batch counts). It imports DGL when
-  called; without DGL it raises :class:`MissingDependency` in one line naming
-  ``bash scripts/setup.sh --dgl`` (the DGL profile).
-* :func:`from_pyg` reads a ``torch_geometric.data.Data`` or ``Batch`` -- or any object with the
-  same attributes, so it needs no PyG installed: ``edge_index`` (2, E) gives the edges, ``x`` the
-  node feature ``ndata['feat']``, ``pos`` the node feature ``ndata['pos']``, ``edge_attr`` the
-  edge feature ``edata['feat']`` (each only when present), ``num_nodes`` (or the rows of ``x``)
-  the node count, and ``ptr`` or ``batch`` (plus ``num_graphs``) the member graphs of a batch.
-  Targets (``y``) and masks are left to the dataset loaders, which know what they mean.
-
-:func:`require_dgl` / :func:`require_pyg` import the optional package or raise a one-line
-:class:`MissingDependency` (a :class:`~data.common.DataError` and an ``ImportError``) saying
-which install provides it.
-
-Graph files on disk (graph packs, file sets) are in :mod:`data.files`.
+DGL and PyG are optional: nothing here imports them at module level, and a missing one is a
+one-line :class:`MissingDependency` naming its install. What each adapter keeps: docs/data.md,
+"DGL and PyG". Graph files on disk are in :mod:`data.files`.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Iterator
 from types import ModuleType
-from typing import Any, TypeVar
+from typing import Any
 
 import torch
 
@@ -41,23 +24,6 @@ PYG_HINT = "pip install torch_geometric"
 
 class MissingDependency(DataError, ImportError):
     """An optional package (DGL, PyG) is needed for what was asked and is not installed."""
-
-
-T = TypeVar("T")
-
-
-def download(what: str, call: Callable[[], T], offline: str = "") -> T:
-    """``call()``: a dataset constructor that may download. Any failure (offline, a blocked or
-    corrupt download) becomes one :class:`DataError` naming ``what``; ``offline`` says what to
-    use instead. A missing package keeps its own one-line message."""
-    try:
-        return call()
-    except DataError:
-        raise
-    except Exception as exc:  # network, HTTP, archive and library errors all mean "no data"
-        hint = f"; offline, {offline}" if offline else ""
-        raise DataError(f"{what} failed ({one_line(exc)}); it downloads the data, which needs "
-                        f"internet{hint}") from exc
 
 
 def _require(module: str, purpose: str, hint: str) -> ModuleType:
@@ -74,17 +40,49 @@ def _require(module: str, purpose: str, hint: str) -> ModuleType:
 
 
 def require_dgl(purpose: str = "this") -> ModuleType:
-    """``import dgl`` (with ``dgl.data``), or a one-line :class:`MissingDependency`."""
+    """``import dgl`` (with ``dgl.data``), or a one-line :class:`MissingDependency`. The package
+    comes first: a submodule already imported is found even where the package is blocked."""
     dgl = _require("dgl", purpose, DGL_HINT)
     _require("dgl.data", purpose, DGL_HINT)
     return dgl
 
 
-def require_pyg(purpose: str = "this", module: str = "torch_geometric.datasets") -> ModuleType:
-    """``import torch_geometric.datasets`` (or ``module``), or a one-line
-    :class:`MissingDependency` saying ``pip install torch_geometric``."""
+def require_pyg(purpose: str = "this") -> ModuleType:
+    """``import torch_geometric.datasets``, or a one-line :class:`MissingDependency` saying
+    ``pip install torch_geometric``."""
     _require("torch_geometric", purpose, PYG_HINT)
-    return _require(module, purpose, PYG_HINT)
+    return _require("torch_geometric.datasets", purpose, PYG_HINT)
+
+
+def download_dataset(package: str, cls: str, purpose: str, offline: str = "",
+                     **kwargs: Any) -> Any:
+    """``dgl.data.<cls>(**kwargs)`` (``package`` "dgl") or ``torch_geometric.datasets.<cls>``
+    ("pyg"): a dataset that downloads on first use. Any failure (offline, a blocked or corrupt
+    download) becomes one :class:`DataError` naming the call; ``offline`` says what to use
+    instead. A missing package keeps its own one-line message."""
+    module = require_dgl(purpose).data if package == "dgl" else require_pyg(purpose)
+    what = f"{module.__name__}.{cls}({', '.join(f'{k}={v!r}' for k, v in kwargs.items())})"
+    hint = f"; offline, {offline}" if offline else ""
+    if not hasattr(module, cls):
+        raise DataError(f"{module.__name__}.{cls} does not exist in this {package} version{hint}")
+    try:
+        return getattr(module, cls)(**kwargs)
+    except DataError:
+        raise
+    except Exception as exc:  # network, HTTP, archive and library errors all mean "no data"
+        raise DataError(f"{what} failed ({one_line(exc)}); it downloads the data, which needs "
+                        f"internet{hint}") from exc
+
+
+def dataset_splits(package: str, cls: str, purpose: str, offline: str, max_graphs: int | None,
+                   split_key: str, **kwargs: Any) -> Iterator[tuple[str, list]]:
+    """Train, val and test of :func:`download_dataset` (the split passed as ``split_key``;
+    DGL calls validation "valid"), each as its first ``max_graphs`` samples (None: all)."""
+    for split in ("train", "val", "test"):
+        name = "valid" if package == "dgl" and split == "val" else split
+        ds = download_dataset(package, cls, purpose, offline, **kwargs, **{split_key: name})
+        n = len(ds) if max_graphs is None else min(int(max_graphs), len(ds))
+        yield split, [ds[i] for i in range(n)]
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,23 +1,13 @@
 """One entry point from a dataset name and the config's ``data`` section to loaded data.
 
-``data_source`` (``--data_source``) picks where a dataset comes from; None means the first
-(default) entry of :data:`DATA_SOURCES`:
-
-==============  ==========================================================================
-generate        SBM_*: our seeded generator, files under ``data_dir`` (no extra package)
-raw             the published raw files in ``data_dir`` (ZINC pickles, MNIST/CIFAR10 images,
-                Planetoid/Squirrel/YelpChi files; ogb for ARXIV_YEAR)
-dgl             DGL's downloadable built-in dataset, converted with ``data.interop.from_dgl``:
-                needs the DGL profile (``bash scripts/setup.sh --dgl``)
-pyg             PyG's dataset, converted with ``data.interop.from_pyg``: needs
-                ``pip install torch_geometric``
-==============  ==========================================================================
-
-A source a dataset does not offer, or a missing package, is a one-line :class:`DataError`.
+``data_source`` (``--data_source``) picks where a dataset comes from (docs/data.md, "Where each
+dataset comes from"); None means the first entry of :data:`DATA_SOURCES`. A source a dataset
+does not offer, or a missing package, is a one-line :class:`DataError`.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 from typing import Any
 
@@ -135,6 +125,14 @@ def node_dataset_key(name: str) -> str:
     return key
 
 
+# The module and function that load each node dataset (imported only when it is asked for).
+_NODE_LOADERS = {"PUBMED": ("data.pubmed", "load_pubmed"),
+                 "SQUIRREL": ("data.squirrel", "load_squirrel"),
+                 "SQUIRREL_FILTERED": ("data.squirrel", "load_squirrel_filtered"),
+                 "ARXIV_YEAR": ("data.arxiv_year", "load_arxiv_year"),
+                 "YELPCHI": ("data.yelpchi", "load_yelpchi")}
+
+
 def load_node_dataset(name: str, data_dir: str | os.PathLike | None,
                       source: str | None = None) -> NodeDataset:
     """Load one of :data:`~data.node_datasets.NODE_DATASETS` (case-insensitive; '-' and '_'
@@ -142,17 +140,8 @@ def load_node_dataset(name: str, data_dir: str | os.PathLike | None,
     the named dataset's module is imported."""
     key = node_dataset_key(name)
     source = pick_source(key, source, NODE_SOURCES[key])
-    if key == "PUBMED":
-        from data.pubmed import load_pubmed as load
-    elif key == "SQUIRREL":
-        from data.squirrel import load_squirrel as load
-    elif key == "SQUIRREL_FILTERED":
-        from data.squirrel import load_squirrel_filtered as load
-    elif key == "ARXIV_YEAR":
-        from data.arxiv_year import load_arxiv_year as load
-    else:
-        from data.yelpchi import load_yelpchi as load
-    return load(data_dir, source=source)
+    module, loader = _NODE_LOADERS[key]
+    return getattr(importlib.import_module(module), loader)(data_dir, source=source)
 
 
 def load_node_data(dataset: str, data_cfg: dict[str, Any]) -> NodeDataset:

@@ -1,28 +1,7 @@
-"""ZINC molecular graphs (the 12k subset used by benchmarking-gnns) as a :class:`GraphDataset`.
-
-Two sources:
-
-* ``source="raw"`` reads the benchmarking-gnns raw molecule format: per split a pickled list of
-  dicts ``{num_atom, atom_type int8 [N], bond_type int8 [N, N] (0 = no bond),
-  logP_SA_cycle_normalized float32 [1]}`` stored as ``train.pickle``, ``val.pickle``,
-  ``test.pickle``. Unpickling needs torch (the entries are torch tensors). If a ``<split>.index``
-  file sits next to a pickle that holds more molecules than it lists (the full-ZINC pickles of the
-  ``molecules.zip`` release), the listed subset is taken, as benchmarking-gnns did.
-* ``source="dgl"`` converts ``dgl.data.ZINCDataset`` (downloads ZINC12k.zip from data.dgl.ai;
-  DGL profile) through :func:`data.interop.from_dgl`.
-* ``source="pyg"`` converts ``torch_geometric.datasets.ZINC(subset=True)`` (the same 12k subset,
-  downloaded into ``<data_dir>/pyg``; needs ``pip install torch_geometric``) through
-  :func:`data.interop.from_pyg`. PyG builds its graphs from the same raw pickles with the same
-  rule (``bond_type.nonzero()``, so the same edge order); its atom types come as ``x`` (N, 1)
-  (``z`` (N,) in old PyG releases) and become ``(N,)`` here, bond types ``edge_attr`` (E,).
-
-Graphs (:class:`~autogcn.graph.Graph`): ``g.ndata['feat']`` = atom type (int64 ``(N,)``,
-vocabulary 28), one directed edge per nonzero entry of ``bond_type`` in row-major order (the
-matrix is symmetric, so every bond appears in both directions, as the benchmark stored it),
-``g.edata['feat']`` = bond type (int64 ``(E,)``, 1..3; vocabulary 4 with 0 = none). Targets are
-float32 tensors of shape ``(1,)``. Every source gives this form.
-
-Statistics: ``python -m scripts.diagnose --dataset ZINC --data_dir DIR``.
+"""ZINC molecular graphs (the 12k subset used by benchmarking-gnns) as a :class:`GraphDataset`:
+the benchmarking-gnns pickles (``source="raw"``), DGL's ``ZINCDataset`` or PyG's
+``ZINC(subset=True)``, each converted to one form (atom types as ``ndata['feat']``, bond types as
+``edata['feat']``, float32 ``(1,)`` targets). File format and sources: docs/data.md, "ZINC".
 """
 
 from __future__ import annotations
@@ -38,14 +17,13 @@ import torch
 
 from autogcn.graph import Graph
 from data.common import DataError, GraphDataset, GraphSplit, check_graph_split, one_line
-from data.interop import download, from_dgl, from_pyg, require_dgl, require_pyg
+from data.interop import dataset_splits, from_dgl, from_pyg
 
 log = logging.getLogger(__name__)
 
 NUM_ATOM_TYPES = 28
 NUM_BOND_TYPES = 4
 SPLITS = ("train", "val", "test")
-SOURCES = ("raw", "dgl", "pyg")
 MOLECULES_URL = "https://www.dropbox.com/s/feo9qle74kg48gy/molecules.zip?dl=1"
 _HOW_TO_GET = (
     "Get the data with `--data_source dgl` (dgl.data.ZINCDataset, downloads ZINC12k from "
@@ -53,9 +31,8 @@ _HOW_TO_GET = (
     "download the benchmarking-gnns molecules release "
     f"({MOLECULES_URL}; with its train/val/test.index subset files) and unpack it into that folder."
 )
-
-
 _OFFLINE = "use --data_source raw with the benchmarking-gnns pickles"
+
 
 def molecule_to_graph(mol: dict) -> tuple[Graph, torch.Tensor]:
     """One raw molecule dict to ``(graph, target)``; vectorised over atoms and bonds."""
@@ -121,8 +98,7 @@ def _load_raw_split(folder: Path, split: str, max_graphs: int | None) -> GraphSp
         with open(path, "rb") as f:
             molecules = pickle.load(f)
     except Exception as exc:  # a truncated/foreign file: say which one
-        first = " ".join(str(exc).split())[:160]
-        raise DataError(f"cannot unpickle {path} ({type(exc).__name__}: {first})") from exc
+        raise DataError(f"cannot unpickle {path} ({one_line(exc)})") from exc
     if not isinstance(molecules, (list, tuple)):
         raise DataError(f"{path} holds a {type(molecules).__name__}; expected a list of molecule "
                         "dicts (num_atom, atom_type, bond_type, logP_SA_cycle_normalized), the "
@@ -144,8 +120,7 @@ def _load_raw_split(folder: Path, split: str, max_graphs: int | None) -> GraphSp
         try:
             g, y = molecule_to_graph(mol)
         except (KeyError, TypeError, ValueError, RuntimeError, DataError) as exc:
-            raise DataError(f"{path}: molecule {i} is malformed ({type(exc).__name__}: "
-                            f"{' '.join(str(exc).split())[:120]})") from exc
+            raise DataError(f"{path}: molecule {i} is malformed ({one_line(exc)})") from exc
         graphs.append(g)
         labels.append(y)
     return _checked(GraphSplit(graphs, labels), where)
@@ -160,51 +135,33 @@ def _checked(split: GraphSplit, where: str) -> GraphSplit:
     return split
 
 
-def _molecule(g: Graph, atoms: torch.Tensor | None, bonds: torch.Tensor | None,
-              y) -> tuple[Graph, torch.Tensor]:
-    """A converted molecule in our form: int64 (N,) atom types, int64 (E,) bond types."""
-    if atoms is None or bonds is None:
-        raise DataError("a converted ZINC graph lacks its atom or bond types")
-    g = Graph(g.src, g.dst, g.num_nodes(), ndata={"feat": atoms.long().reshape(-1)},
-              edata={"feat": bonds.long().reshape(-1)})
-    return g, torch.as_tensor(y, dtype=torch.float32).reshape(1)
-
-
-def _load_dgl_split(data_dir: Path, split: str, max_graphs: int | None) -> GraphSplit:
-    dgl = require_dgl("ZINC with --data_source dgl")
-    mode = {"train": "train", "val": "valid", "test": "test"}[split]
-    ds = download(f"dgl.data.ZINCDataset(mode={mode!r}, raw_dir={str(data_dir)!r})",
-                  lambda: dgl.data.ZINCDataset(mode=mode, raw_dir=str(data_dir)), _OFFLINE)
-    n = len(ds) if max_graphs is None else min(max_graphs, len(ds))
-    graphs, labels = [], []
-    for i in range(n):
-        g, y = ds[i]
-        g = from_dgl(g)
-        g, y = _molecule(g, g.ndata.get("feat"), g.edata.get("feat"), y)
-        graphs.append(g)
-        labels.append(y)
-    return GraphSplit(graphs, labels)
-
-
-def _load_pyg_split(data_dir: Path, split: str, max_graphs: int | None) -> GraphSplit:
-    datasets = require_pyg("ZINC with --data_source pyg")
-    root = data_dir / "pyg"
-    ds = download(f"torch_geometric.datasets.ZINC(root={str(root)!r}, subset=True, "
-                  f"split={split!r})",
-                  lambda: datasets.ZINC(root=str(root), subset=True, split=split), _OFFLINE)
-    n = len(ds) if max_graphs is None else min(max_graphs, len(ds))
-    graphs, labels = [], []
-    for i in range(n):
-        data = ds[i]
-        g = from_pyg(data)
-        atoms = g.ndata.get("feat")
-        if atoms is None:  # PyG releases before 2.0 stored the atom types as ``z``
-            atoms = getattr(data, "z", None)
-        g, y = _molecule(g, atoms, g.edata.get("feat"), data.y)
-        graphs.append(g)
-        labels.append(y)
-    return GraphSplit(graphs, labels)
-
+def _downloaded(source: str, folder: Path, max_graphs: int | None) -> dict[str, GraphSplit]:
+    """ZINC's splits from DGL's ``ZINCDataset`` or PyG's ``ZINC(subset=True)`` (downloaded into
+    ``folder``, PyG's under ``folder/pyg``), in our form and checked."""
+    purpose = f"ZINC with --data_source {source}"
+    if source == "dgl":
+        splits = dataset_splits("dgl", "ZINCDataset", purpose, _OFFLINE, max_graphs, "mode",
+                                raw_dir=str(folder))
+    else:
+        splits = dataset_splits("pyg", "ZINC", purpose, _OFFLINE, max_graphs, "split",
+                                root=str(folder / "pyg"), subset=True)
+    convert = {"dgl": lambda s: (from_dgl(s[0]), s[1]), "pyg": lambda s: (from_pyg(s), s.y)}
+    out = {}
+    for split, samples in splits:
+        graphs, labels = [], []
+        for sample in samples:
+            g, y = convert[source](sample)
+            # PyG releases before 2.0 stored the atom types as ``z``
+            atoms, bonds = g.ndata.get("feat", getattr(sample, "z", None)), g.edata.get("feat")
+            if atoms is None or bonds is None:
+                raise DataError("a converted ZINC graph lacks its atom or bond types")
+            graphs.append(Graph(g.src, g.dst, g.num_nodes(),
+                                ndata={"feat": atoms.long().reshape(-1)},
+                                edata={"feat": bonds.long().reshape(-1)}))
+            labels.append(torch.as_tensor(y, dtype=torch.float32).reshape(1))
+        name = {"dgl": "dgl", "pyg": "PyG"}[source]
+        out[split] = _checked(GraphSplit(graphs, labels), f"{name} ZINC {split} split")
+    return out
 
 
 def zinc_statistics(ds: GraphDataset) -> dict:
@@ -221,9 +178,8 @@ def zinc_statistics(ds: GraphDataset) -> dict:
     return out
 
 
-def load_zinc(
-    data_dir: str | os.PathLike, max_graphs: int | None = None, source: str = "raw"
-) -> GraphDataset:
+def load_zinc(data_dir: str | os.PathLike, max_graphs: int | None = None,
+              source: str = "raw") -> GraphDataset:
     """Load ZINC (12k subset) from raw benchmarking-gnns pickles, DGL's or PyG's copy.
 
     ``max_graphs`` converts only the first N molecules of every split. A missing val/test pickle
@@ -240,14 +196,10 @@ def load_zinc(
             raise DataError(f"ZINC: {folder / 'train.pickle'} is missing (expected {expected} "
                             f"in {folder}). " + _HOW_TO_GET)
         splits = {s: _load_raw_split(folder, s, max_graphs) for s in SPLITS}
-    elif source == "dgl":
-        splits = {s: _checked(_load_dgl_split(folder, s, max_graphs), f"dgl ZINC {s} split")
-                  for s in SPLITS}
-    elif source == "pyg":
-        splits = {s: _checked(_load_pyg_split(folder, s, max_graphs), f"PyG ZINC {s} split")
-                  for s in SPLITS}
+    elif source in ("dgl", "pyg"):
+        splits = _downloaded(source, folder, max_graphs)
     else:
-        raise ValueError(f"unknown ZINC source {source!r}; use one of {', '.join(SOURCES)}")
+        raise ValueError(f"unknown ZINC source {source!r}; use one of raw, dgl, pyg")
     ds = GraphDataset(
         name="ZINC",
         train=splits["train"],
@@ -263,8 +215,6 @@ def load_zinc(
 
 
 if __name__ == "__main__":  # it printed statistics once; scripts/diagnose.py does that now
-    import sys
+    from data.common import retired_command
 
-    print("error: python -m data.molecules no longer runs; for the statistics: "
-          "python -m scripts.diagnose --dataset ZINC --data_dir DIR", file=sys.stderr)
-    sys.exit(2)
+    retired_command("data.molecules", "--dataset ZINC")

@@ -1,47 +1,7 @@
-"""Single-graph node-classification datasets: PubMed, Squirrel, Arxiv-year and YelpChi.
-
-Every loader returns a :class:`NodeDataset` with the same conventions, so the training code can
-treat the four datasets alike:
-
-* ``graph`` is a :class:`~autogcn.graph.Graph`: symmetric, no self-loops, no duplicate edges, int64
-  ids sorted by (src, dst), on the CPU. AutoGCN never adds self-loops (spec section 4); models
-  that want them (GCN/GAT/SGC with ``self_loop``) add them themselves.
-* ``features`` is float32 ``(N, F)``. Where the source is sparse (PubMed TF-IDF, Squirrel binary
-  bag of words) it is a coalesced torch sparse COO tensor, so that wide inputs are never densified.
-* ``labels`` is int64 ``(N,)``; a node without a label would carry ``-1`` (none of the four
-  datasets has one) and is left out of every split.
-* ``fixed_splits`` holds published ``(train, val, test)`` index tensors, or ``None``.
-
-Splits (:func:`get_split`): mode ``"random"`` draws a seeded permutation with 60/20/20 for PubMed
-(the paper) and 50/25/25 (2:1:1, the LINKX protocol the paper follows) for the other three; mode
-``"balanced"`` draws the class-balanced training set of the spectral-filter papers (GPR-GNN,
-BernNet, ChebNetII, JacobiConv; :func:`balanced_split`); mode ``"fixed"`` cycles through
-``fixed_splits``.
-
-Sources (``source=``, the ``--data_source`` option; details in the loader docstrings and in
-``info``):
-
-* ``"raw"`` (default): the published files in ``data_dir`` -- Planetoid ``ind.pubmed.*``,
-  ``squirrel_directed.npz``, ``YelpChi.mat`` (read with scipy, no DGL) -- or ogb for Arxiv-year.
-  Where PubMed's or YelpChi's files are missing, the error says which files to provide and
-  which source downloads them.
-* ``"dgl"`` (PUBMED, YELPCHI; DGL profile): DGL's dataset, downloaded into ``data_dir``.
-* ``"pyg"`` (PUBMED, SQUIRREL; ``pip install torch_geometric``): ``Planetoid(name="PubMed")``
-  and ``WikipediaNetwork(name="squirrel", geom_gcn_preprocess=True)`` under ``<data_dir>/pyg``,
-  converted with :func:`data.interop.from_pyg` to the conventions above. PubMed: PyG keeps the
-  raw TF-IDF values, which are row-normalised here as in the raw path; features, labels, edges
-  and the public split come from the same Planetoid reconstruction. Squirrel: PyG reads
-  geom-gcn's own release (dense binary features, the directed edge list coalesced, i.e. sorted
-  and deduplicated, the 10 split masks as ``(N, 10)`` columns); after symmetrisation it is the
-  same graph, features, labels and splits as ``squirrel_directed.npz``. What differs is only
-  ``info``: its input-edge counts are those of PyG's processed edge list (PyG drops PubMed's
-  self-loops and duplicates itself, so ``self_loops_removed`` is 0 there).
-
-``SQUIRREL_FILTERED`` is Platonov et al. (2023)'s filtered Squirrel, derived here from the same
-files (:func:`filtered_squirrel`).
-
-Statistics: ``python -m scripts.diagnose --dataset SQUIRREL --data_dir DIR`` (DIR: the folder
-holding its files).
+"""Single-graph node-classification datasets (PubMed, Squirrel, Arxiv-year, YelpChi): the
+:class:`NodeDataset` every loader returns, the one path from a source's edges, features and labels
+to a checked dataset (:func:`make_node_dataset`), and the splits (:func:`get_split`). Conventions,
+sources and split modes: docs/data.md, "Single-graph node classification".
 """
 
 from __future__ import annotations
@@ -57,48 +17,22 @@ import torch
 from torch import Tensor
 
 from autogcn.graph import Graph
-from data.common import (
-    DEFAULT_DATA_ROOT,
-    DataError,
-    check_finite,
-    check_range,
-)
+from data.common import DEFAULT_DATA_ROOT, DataError, check_finite, check_range
 
 NODE_DATASETS = ("PUBMED", "SQUIRREL", "SQUIRREL_FILTERED", "ARXIV_YEAR", "YELPCHI")
 # Which ``source`` values each dataset accepts (the first is the default).
 NODE_SOURCES: dict[str, tuple[str, ...]] = {
-    "PUBMED": ("raw", "dgl", "pyg"),
-    "SQUIRREL": ("raw", "pyg"),
-    "SQUIRREL_FILTERED": ("raw", "pyg"),
-    "ARXIV_YEAR": ("raw",),
-    "YELPCHI": ("raw", "dgl"),
-}
-
+    "PUBMED": ("raw", "dgl", "pyg"), "SQUIRREL": ("raw", "pyg"),
+    "SQUIRREL_FILTERED": ("raw", "pyg"), "ARXIV_YEAR": ("raw",), "YELPCHI": ("raw", "dgl")}
 # Random-split ratios per dataset: PubMed as in the paper, the others 2:1:1 as in LINKX.
 SPLIT_RATIOS: dict[str, tuple[float, float, float]] = {
-    "PUBMED": (0.6, 0.2, 0.2),
-    "SQUIRREL": (0.5, 0.25, 0.25),
-    "SQUIRREL_FILTERED": (0.5, 0.25, 0.25),
-    "ARXIV_YEAR": (0.5, 0.25, 0.25),
-    "YELPCHI": (0.5, 0.25, 0.25),
-}
-
+    name: (0.6, 0.2, 0.2) if name == "PUBMED" else (0.5, 0.25, 0.25) for name in NODE_DATASETS}
 # Classes of each dataset, by definition: labels outside them are an error, never a wider model.
-NUM_CLASSES: dict[str, int] = {
-    "PUBMED": 3,
-    "SQUIRREL": 5,
-    "SQUIRREL_FILTERED": 5,
-    "ARXIV_YEAR": 5,
-    "YELPCHI": 2,
-}
+NUM_CLASSES = {"PUBMED": 3, "SQUIRREL": 5, "SQUIRREL_FILTERED": 5, "ARXIV_YEAR": 5, "YELPCHI": 2}
 
 Split = tuple[Tensor, Tensor, Tensor]
 Ints = Tensor | np.ndarray  # node ids or labels, as torch or numpy integers
 SPLIT_NAMES = ("train", "val", "test")
-
-PLANETOID_PARTS = ("x", "y", "tx", "ty", "allx", "ally", "graph")
-SQUIRREL_FILE = "squirrel_directed.npz"
-SQUIRREL_LINKX_SPLITS = "squirrel-splits.npy"
 # LINKX ships fixed splits for these two; they are used when the user drops them into data_dir.
 LINKX_SPLIT_FILES = {"ARXIV_YEAR": "arxiv-year-splits.npy", "YELPCHI": "yelp-chi-splits.npy"}
 
@@ -126,16 +60,10 @@ class NodeDataset:
         return int(self.features.shape[1])
 
 
-# --------------------------------------------------------------------------------------------
-# Shared helpers
-# --------------------------------------------------------------------------------------------
-
-
-def symmetrise_edges(src: Tensor, dst: Tensor, num_nodes: int) -> tuple[Tensor, Tensor, dict]:
-    """Both directions of every edge, without self-loops or duplicates, sorted by (src, dst).
-
-    Returns the int64 edge lists and counts of what was dropped (for ``info``).
-    """
+def build_graph(src: Ints, dst: Ints, num_nodes: int) -> tuple[Graph, dict]:
+    """The symmetric int64 :class:`Graph` of any (possibly directed) edge list: both directions
+    of every edge, without self-loops or duplicates, sorted by (src, dst); and the counts of what
+    was dropped (for ``info``)."""
     src = torch.as_tensor(src, dtype=torch.int64).reshape(-1)
     dst = torch.as_tensor(dst, dtype=torch.int64).reshape(-1)
     if src.shape != dst.shape:
@@ -148,25 +76,34 @@ def symmetrise_edges(src: Tensor, dst: Tensor, num_nodes: int) -> tuple[Tensor, 
     src, dst = src[~loops], dst[~loops]
     # One int64 key per ordered pair: N^2 stays far below 2^63 for every graph here
     # (ogbn-arxiv: 1.7e5^2 ~ 3e10), and torch.unique both dedupes and sorts.
-    keys = torch.cat([src * num_nodes + dst, dst * num_nodes + src])
-    keys = torch.unique(keys)
-    stats = {
+    keys = torch.unique(torch.cat([src * num_nodes + dst, dst * num_nodes + src]))
+    g = Graph(keys // num_nodes, keys % num_nodes, num_nodes)
+    return g, {
         "input_edges": int(loops.numel()),
         "self_loops_removed": int(loops.sum()),
         # Distinct directed non-loop pairs of the input, before adding reverse edges.
         "input_edges_unique": int(torch.unique(src * num_nodes + dst).numel()),
+        "directed_edges": g.num_edges(),
+        "undirected_edges": g.num_edges() // 2,
     }
-    return keys // num_nodes, keys % num_nodes, stats
 
 
-def build_graph(src: Tensor, dst: Tensor, num_nodes: int) -> tuple[Graph, dict]:
-    """A symmetric int64 :class:`Graph` without self-loops from any (possibly directed) edge
-    list."""
-    s, d, stats = symmetrise_edges(src, dst, num_nodes)
-    g = Graph(s, d, num_nodes)
-    stats["directed_edges"] = g.num_edges()
-    stats["undirected_edges"] = g.num_edges() // 2
-    return g, stats
+def make_node_dataset(name: str, source: str, given: tuple[Ints, Ints], num_nodes: int,
+                      features: Tensor | sp.spmatrix, labels: Tensor, *, info: dict,
+                      splits: list[Split] | None = None, where: str | None = None,
+                      unlabelled: bool = False, num_classes: int | None = None) -> NodeDataset:
+    """The path every loader ends in: the symmetrised graph of the edge list ``given`` (which is
+    kept, for ``edge_direction``), the features (a scipy matrix becomes sparse COO), labels over
+    the dataset's classes and published ``splits``, checked once (:func:`check_node_dataset`,
+    naming ``where``, by default ``source``). ``info``: the source, the graph's counts, then
+    ``info``."""
+    given = (torch.as_tensor(given[0], dtype=torch.int64),
+             torch.as_tensor(given[1], dtype=torch.int64))
+    g, stats = build_graph(*given, num_nodes)
+    ds = NodeDataset(name, g, to_torch_sparse(features) if sp.issparse(features) else features,
+                     labels, NUM_CLASSES[name] if num_classes is None else num_classes, splits,
+                     {"source": source, **stats, **info}, given)
+    return check_node_dataset(ds, where or source, unlabelled)
 
 
 def to_torch_sparse(matrix: sp.spmatrix | np.ndarray) -> Tensor:
@@ -218,41 +155,6 @@ def load_linkx_splits(path: str | os.PathLike, num_nodes: int) -> list[Split]:
 
 
 
-def _edge_pairs(edges: np.ndarray, where: str) -> np.ndarray:
-    """The ``(E, 2)`` (source, target) rows of an npz ``edges`` array; a ``(2, E)`` array (PyG's
-    edge_index layout) is transposed. Any other shape is a DataError: flattening it into pairs
-    would join endpoints of different edges without a sign."""
-    if edges.ndim == 2 and edges.shape[1] == 2:
-        return edges
-    if edges.ndim == 2 and edges.shape[0] == 2:
-        return edges.T.copy()
-    raise DataError(f"{where}: edges has shape {edges.shape}; expected (edges, 2) "
-                    "(source, target) rows")
-
-
-def _masks(arrays: dict, n: int, where: str) -> list[np.ndarray]:
-    """The ``train/val/test_masks`` of a geom-gcn npz as boolean ``(splits, n)`` arrays, each
-    checked to cover exactly the ``n`` nodes (0/1 integers are taken as booleans)."""
-    masks = []
-    for name in SPLIT_NAMES:
-        if f"{name}_masks" not in arrays:
-            raise DataError(f"{where} has no {name}_masks (keys: {', '.join(sorted(arrays))})")
-        m = np.atleast_2d(np.asarray(arrays[f"{name}_masks"]))
-        if m.dtype != np.bool_:
-            if m.dtype.kind not in "iu" or not np.isin(m, (0, 1)).all():
-                raise DataError(f"{where}: {name}_masks holds {m.dtype} values other than 0/1; "
-                                "expected boolean masks")
-            m = m.astype(bool)
-        if m.ndim != 2 or m.shape[1] != n:
-            raise DataError(f"{where}: {name}_masks has shape {m.shape}; expected (splits, {n}) "
-                            f"for the {n} nodes of node_features")
-        masks.append(m)
-    if len({m.shape[0] for m in masks}) != 1:
-        raise DataError(f"{where}: train/val/test_masks hold {[m.shape[0] for m in masks]} "
-                        "splits; expected the same number of each")
-    return masks
-
-
 def check_fixed_splits(splits: Sequence[Split], num_nodes: int, where: str,
                        labels: Tensor | None = None) -> None:
     """Every published split: node ids in range, train/val/test disjoint, a non-empty training
@@ -265,17 +167,15 @@ def check_fixed_splits(splits: Sequence[Split], num_nodes: int, where: str,
             raise DataError(f"{where}: fixed split {r} has no training nodes")
         owner = torch.full((n,), -1, dtype=torch.int64)
         for k, idx in enumerate(split):
-            seen = owner[idx]
-            clash = (seen >= 0).nonzero()
-            if clash.numel() == 0:
-                dup = idx.numel() - torch.unique(idx).numel()
-                if dup:
-                    raise DataError(f"{where}: fixed split {r} lists {dup} {SPLIT_NAMES[k]} "
-                                    "node(s) twice")
-            else:
+            clash = (owner[idx] >= 0).nonzero()
+            if clash.numel():
                 node = int(idx[clash[0, 0]])
                 raise DataError(f"{where}: fixed split {r}: node {node} is in both "
-                                f"{SPLIT_NAMES[int(seen[clash[0, 0]])]} and {SPLIT_NAMES[k]}")
+                                f"{SPLIT_NAMES[int(owner[node])]} and {SPLIT_NAMES[k]}")
+            dup = idx.numel() - torch.unique(idx).numel()
+            if dup:
+                raise DataError(f"{where}: fixed split {r} lists {dup} {SPLIT_NAMES[k]} "
+                                "node(s) twice")
             owner[idx] = k
             unlabelled = (labels[idx] < 0).nonzero() if labels is not None else idx[:0]
             if unlabelled.numel():
@@ -343,24 +243,13 @@ def _split_sizes(n: int, ratios: Sequence[float]) -> tuple[int, int, int]:
     return n_train, n_val, n - n_train - n_val
 
 
-def _same_splits(a: list[Split], b: list[Split]) -> bool:
-    return len(a) == len(b) and all(
-        all(torch.equal(x, y) for x, y in zip(sa, sb, strict=True))
-        for sa, sb in zip(a, b, strict=True)
-    )
-
-
 # --------------------------------------------------------------------------------------------
 # Splits
 # --------------------------------------------------------------------------------------------
 
 
-def random_split(
-    num_nodes: int,
-    ratios: tuple[float, float, float],
-    seed: int,
-    labels: Tensor | None = None,
-) -> Split:
+def random_split(num_nodes: int, ratios: tuple[float, float, float], seed: int,
+                 labels: Tensor | None = None) -> Split:
     """A seeded random (train, val, test) split of the labelled nodes.
 
     Sizes follow LINKX: ``floor(n * ratio)`` for train and val, the rest for test, so the three
@@ -379,26 +268,16 @@ def random_split(
     return tuple(torch.sort(p).values for p in parts)  # type: ignore[return-value]
 
 
-def balanced_split(
-    labels: Tensor | np.ndarray,
-    ratios: Sequence[float],
-    seed: int,
-    num_classes: int,
-) -> Split:
-    """The successors' "dense" split: a class-balanced training set, then a uniform validation set.
-
-    GPR-GNN, BernNet, ChebNetII and JacobiConv all split this way (``random_planetoid_splits``
-    in their code): with ``n`` labelled nodes and ``C`` classes, each class gives
-    ``round(ratios[0] * n / C)`` random nodes to the training set (all of its nodes if it has
-    fewer), then ``round(ratios[1] * n)`` validation nodes are drawn uniformly from the rest and
-    every remaining node is a test node.
-    The training set is therefore balanced over the classes and its size is not exactly
-    ``ratios[0] * n``; ``ratios[2]`` only documents the remainder. The draws follow BernNet's and
-    ChebNetII's code step by step (numpy ``RandomState(seed).choice`` per class in class order,
-    then on the sorted rest), so a seed gives their split of the same node order; GPR-GNN and
-    JacobiConv draw the same kind of split with torch's generator. ``C`` is the dataset's class
-    count (a class without nodes still counts, as in the official code); unlabelled nodes
-    (label ``-1``) are in no part. Index tensors come back sorted.
+def balanced_split(labels: Tensor | np.ndarray, ratios: Sequence[float], seed: int,
+                   num_classes: int) -> Split:
+    """The successors' "dense" split (GPR-GNN, BernNet, ChebNetII, JacobiConv's
+    ``random_planetoid_splits``): with ``n`` labelled nodes and ``C`` classes (the dataset's
+    count, empty classes included), each class gives ``round(ratios[0] * n / C)`` random nodes
+    to training (all of its nodes if it has fewer), then ``round(ratios[1] * n)`` validation
+    nodes are drawn uniformly from the rest; the remainder is the test set (``ratios[2]`` only
+    documents it). The draws follow BernNet's and ChebNetII's code step by step (numpy
+    ``RandomState(seed).choice`` per class in class order, then on the sorted rest), so a seed
+    gives their split. Unlabelled nodes (``-1``) are in no part; index tensors come back sorted.
     """
     if len(ratios) != 3 or min(ratios) < 0 or abs(sum(ratios) - 1.0) > 1e-6:
         raise ValueError(f"ratios must be three non-negative numbers summing to 1, got {ratios}")
@@ -410,11 +289,9 @@ def balanced_split(
     rng = np.random.RandomState(int(seed) % 2**32)
     train: list[int] = []
     for c in range(num_classes):
-        members = np.flatnonzero(y == c)
-        if members.size < per_class:
-            train.extend(members.tolist())
-        else:
-            train.extend(rng.choice(members, per_class, replace=False).tolist())
+        members = np.flatnonzero(y == c)  # a smaller class gives all, with no draw
+        take = members if members.size < per_class else rng.choice(members, per_class, False)
+        train.extend(take.tolist())
     rest = np.setdiff1d(labelled, np.asarray(train, dtype=np.int64))
     val = rng.choice(rest, min(n_val, rest.size), replace=False)
     test = np.setdiff1d(rest, val)
@@ -498,8 +375,6 @@ def linkx_fixed_splits(name: str, data_dir: str | os.PathLike | None, n: int) ->
 
 
 if __name__ == "__main__":  # it printed statistics once; scripts/diagnose.py does that now
-    import sys
+    from data.common import retired_command
 
-    print("error: python -m data.node_datasets no longer runs; for the statistics: "
-          "python -m scripts.diagnose --dataset PUBMED --data_dir DIR", file=sys.stderr)
-    sys.exit(2)
+    retired_command("data.node_datasets", "--dataset PUBMED")

@@ -4,33 +4,27 @@ from __future__ import annotations
 
 import os
 import pickle
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 import torch
 
-from data.common import (
-    DataError,
-    one_line,
-)
-from data.interop import download, from_dgl, from_pyg, require_dgl, require_pyg
+from autogcn.graph import Graph
+from data.common import DataError, one_line
+from data.interop import download_dataset, from_dgl, from_pyg
 from data.node_datasets import (
     NUM_CLASSES,
-    PLANETOID_PARTS,
     NodeDataset,
     _find,
     _index,
-    build_graph,
-    check_node_dataset,
+    make_node_dataset,
     pyg_root,
     row_normalise,
-    to_torch_sparse,
 )
 
-# --------------------------------------------------------------------------------------------
-# PubMed (Planetoid raw files)
-# --------------------------------------------------------------------------------------------
+PLANETOID_PARTS = ("x", "y", "tx", "ty", "allx", "ally", "graph")
 
 
 class _PlanetoidUnpickler(pickle.Unpickler):
@@ -41,10 +35,6 @@ class _PlanetoidUnpickler(pickle.Unpickler):
         if module.startswith("scipy.sparse.") and hasattr(sp, name):
             return getattr(sp, name)
         return super().find_class(module, name)
-
-
-def _planetoid_files(prefix: str) -> list[str]:
-    return [f"ind.{prefix}.{p}" for p in PLANETOID_PARTS] + [f"ind.{prefix}.test.index"]
 
 
 def read_planetoid(folder: str | os.PathLike, prefix: str = "pubmed") -> dict:
@@ -100,64 +90,45 @@ def read_planetoid(folder: str | os.PathLike, prefix: str = "pubmed") -> dict:
     # Validation is the 500 nodes after the training ones (clipped for small test fixtures).
     val_end = min(n_train + 500, allx.shape[0])
     split = (_index(np.arange(n_train)), _index(np.arange(n_train, val_end)), _index(test_sorted))
-    return {
-        "features": row_normalise(features),
-        "labels": labels.astype(np.int64),
-        "num_classes": onehot.shape[1],
-        "src": src,
-        "dst": dst,
-        "split": split,
-    }
+    return {"features": row_normalise(features), "labels": labels.astype(np.int64),
+            "num_classes": onehot.shape[1], "src": src, "dst": dst, "split": split}
+
+
+def _converted(g: Graph, masks: Sequence, labels: np.ndarray, features: sp.spmatrix,
+               num_classes: int) -> dict:
+    """A downloaded PubMed (a converted graph, its split masks) as :func:`read_planetoid`'s."""
+    return {"features": features, "labels": np.asarray(labels).reshape(-1).astype(np.int64),
+            "num_classes": num_classes, "src": g.src.numpy(), "dst": g.dst.numpy(),
+            "split": tuple(_index(torch.as_tensor(m).numpy().astype(bool)) for m in masks)}
 
 
 def _pubmed_from_dgl(data_dir: str | os.PathLike | None) -> dict:
     """PubMed through DGL's built-in dataset (downloads the same Planetoid files)."""
-    dgl = require_dgl("PUBMED with --data_source dgl")
     raw_dir = None if data_dir is None else str(data_dir)
-    ds = download("dgl.data.PubmedGraphDataset",
-                   lambda: dgl.data.PubmedGraphDataset(raw_dir=raw_dir, verbose=False))
+    ds = download_dataset("dgl", "PubmedGraphDataset", "PUBMED with --data_source dgl",
+                          raw_dir=raw_dir, verbose=False)
     g = from_dgl(ds[0])
-    masks = ("train_mask", "val_mask", "test_mask")
-    split = tuple(_index(g.ndata[m].numpy().astype(bool)) for m in masks)
-    return {
-        "features": sp.csr_matrix(g.ndata["feat"].numpy()),  # DGL already row-normalised them
-        "labels": g.ndata["label"].numpy().astype(np.int64),
-        "num_classes": int(ds.num_classes),
-        "src": g.src.numpy(),
-        "dst": g.dst.numpy(),
-        "split": split,
-    }
+    masks = [g.ndata[m] for m in ("train_mask", "val_mask", "test_mask")]
+    # DGL already row-normalised the features
+    return _converted(g, masks, g.ndata["label"].numpy(), sp.csr_matrix(g.ndata["feat"].numpy()),
+                      int(ds.num_classes))
 
 
 def _pubmed_from_pyg(data_dir: str | os.PathLike | None) -> dict:
     """PubMed through PyG's ``Planetoid`` (the same Planetoid files and reconstruction)."""
-    datasets = require_pyg("PUBMED with --data_source pyg")
-    root = pyg_root(data_dir)
-    ds = download(f"torch_geometric.datasets.Planetoid(root={root!r}, name='PubMed')",
-                   lambda: datasets.Planetoid(root=root, name="PubMed"))
-    data = ds[0]
+    data = download_dataset("pyg", "Planetoid", "PUBMED with --data_source pyg",
+                            root=pyg_root(data_dir), name="PubMed")[0]
     g = from_pyg(data)
-    masks = (data.train_mask, data.val_mask, data.test_mask)
-    labels = torch.as_tensor(data.y).reshape(-1).numpy().astype(np.int64)
-    return {
-        # PyG keeps the raw TF-IDF values: normalise the rows as the raw path does.
-        "features": row_normalise(sp.csr_matrix(g.ndata["feat"].numpy())),
-        "labels": labels,
-        "num_classes": NUM_CLASSES["PUBMED"],
-        "src": g.src.numpy(),
-        "dst": g.dst.numpy(),
-        "split": tuple(_index(torch.as_tensor(m).numpy().astype(bool)) for m in masks),
-    }
+    # PyG keeps the raw TF-IDF values: normalise the rows as the raw path does.
+    return _converted(g, (data.train_mask, data.val_mask, data.test_mask),
+                      torch.as_tensor(data.y).numpy(),
+                      row_normalise(sp.csr_matrix(g.ndata["feat"].numpy())), NUM_CLASSES["PUBMED"])
 
 
 def load_pubmed(data_dir: str | os.PathLike | None, source: str = "raw") -> NodeDataset:
-    """PubMed from the Planetoid raw files in ``data_dir`` (or ``data_dir/pubmed``).
-
-    ``source="raw"``: the files only (a one-line error names them when absent);
-    ``source="dgl"``: DGL's ``PubmedGraphDataset`` (downloads); ``source="pyg"``: PyG's
-    ``Planetoid`` (downloads).
-    """
-    files = _planetoid_files("pubmed")
+    """PubMed from the Planetoid raw files in ``data_dir`` (or ``data_dir/pubmed``), or
+    (``source``) from DGL's ``PubmedGraphDataset`` or PyG's ``Planetoid`` (both download)."""
+    files = [f"ind.pubmed.{p}" for p in PLANETOID_PARTS] + ["ind.pubmed.test.index"]
     folder = _find(data_dir, "pubmed", files) if source == "raw" else None
     if folder is not None:
         raw, where = read_planetoid(folder, "pubmed"), f"Planetoid raw files in {folder}"
@@ -174,24 +145,10 @@ def load_pubmed(data_dir: str | os.PathLike | None, source: str = "raw") -> Node
         what = "ind.pubmed.ally/ty" if folder is not None else "labels"
         raise DataError(f"PUBMED: the {what} of {where} are one-hot over "
                         f"{raw['num_classes']} classes; PubMed has {NUM_CLASSES['PUBMED']}")
-    n = raw["labels"].shape[0]
-    given = (torch.from_numpy(raw["src"]), torch.from_numpy(raw["dst"]))
-    g, stats = build_graph(*given, n)
-    ds = NodeDataset(
-        name="PUBMED",
-        graph=g,
-        edges_as_given=given,
-        features=to_torch_sparse(raw["features"]),
-        labels=torch.from_numpy(raw["labels"]),
-        num_classes=int(raw["num_classes"]),
-        fixed_splits=[raw["split"]],
-        info={
-            "source": where,
-            **stats,
-            "features": "TF-IDF, row-normalised, sparse",
-            "fixed_split": "public Planetoid split (20 per class train, 500 val, 1000 test)",
-            "note": "PubMed has 3 classes; the paper's dataset table says 7",
-        },
-    )
     # Planetoid's reconstruction gives a node without a one-hot label -1 (not from the file).
-    return check_node_dataset(ds, where, unlabelled=True)
+    return make_node_dataset(
+        "PUBMED", where, (raw["src"], raw["dst"]), raw["labels"].shape[0], raw["features"],
+        torch.from_numpy(raw["labels"]), splits=[raw["split"]], unlabelled=True,
+        info={"features": "TF-IDF, row-normalised, sparse",
+              "fixed_split": "public Planetoid split (20 per class train, 500 val, 1000 test)",
+              "note": "PubMed has 3 classes; the paper's dataset table says 7"})

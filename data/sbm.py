@@ -1,68 +1,7 @@
 """SBM_PATTERN and SBM_CLUSTER: a seeded, vectorised re-implementation of the generators of the
-benchmarking-gnns notebooks (spec section 4, "SBM generation").
-
-Every graph is a stochastic block model: community sizes are uniform integers in ``[5, 35)``,
-each unordered node pair ``i < j`` is linked with probability ``p`` (same community) or ``q``
-(different communities), edges are stored in both directions, there are no self-loops, and the
-nodes are randomly permuted at the end. Graphs are :class:`~autogcn.graph.Graph` objects:
-``g.ndata['feat']`` holds integer feature ids and ``g.ndata['label']`` the node classes (both
-int64 of shape ``(N,)``); there are no edge features (no net reads them).
-
-* ``SBM_CLUSTER``: 6 communities, p=0.55, q=0.25; label = community; after the permutation one
-  random node of community ``r`` gets feature ``r + 1``, every other node 0 (vocabulary 0..6,
-  ``in_dim`` 7, 6 classes). 10000/1000/1000 graphs.
-* ``SBM_PATTERN`` (default: the notebook's final settings): 5 communities, p=0.5, q=0.35,
-  features uniform in {0, 1, 2}. 100 pattern instances, each with its own size (uniform in
-  ``[5, 35)``), its own random graph (edge probability 0.5) and fixed features; every pattern node
-  links to every community node with probability 0.5; pattern nodes have label 1. Each instance
-  yields 100/20/20 train/val/test graphs (10000/2000/2000). ``in_dim`` 3, 2 classes.
-* ``SBM_PATTERN`` generator variants (``variant=``, the config's ``sbm_variant``), named by their
-  parameters; everything not named is as above:
-
-  ==================  ==========================================================================
-  (default)           ``q35-size5to34``: q=0.35, 100 patterns of 5-34 nodes (the notebook's
-                      final settings; alias ``final``)
-  ``q20-size20``      q=0.2, 100 patterns of exactly 20 nodes, each with its own graph and
-                      features (the notebook's earlier settings; alias ``early``)
-  ``q35-size20``      q=0.35, 100 patterns of 20 nodes (how DGL's documentation describes its
-                      downloadable PATTERN)
-  ``q20-one-pattern`` q=0.2, one 20-node pattern shared by every graph (an easy variant, alias
-                      ``PATTERN_EASY``; no notebook had it)
-  ==================  ==========================================================================
-
-  Their statistics and difficulty are measured in ``docs/data.md``.
-
-Determinism: the notebooks fixed no seed, so only statistics can match the published data. Here
-graph ``i`` of a split is drawn from its own generator ``default_rng([seed, stream, split, i])``
-and PATTERN instance ``k`` from ``default_rng([seed, stream, 3, k])``. Hence the first ``N`` graphs
-of a split are the same whether ``N`` or all graphs are generated. PATTERN graphs interleave the
-instances (graph ``i`` uses instance ``i % 100``), so a small prefix still covers many patterns;
-each instance still contributes exactly 100/20/20 graphs to a full split. The default seed is 0.
-
-Files (no DGL needed): a file set (:class:`data.files.FileSet`) in
-``<data_dir>/<NAME>[_<variant>][_seed<k>]/``: ``{train,val,test}.npz`` plus ``meta.json``
-(format name and version, parameters, seed, statistics), written last; a prefix of ``N`` graphs
-per split goes to ``*_first<N>.npz`` / ``meta_first<N>.json`` so it is never mistaken for the
-full data. Each ``.npz`` is a graph pack (format ``"autogcn-sbm"``, version
-:data:`FORMAT_VERSION`; layout in :mod:`data.files`): ``num_nodes``/``num_edges`` int64 per
-graph, ``src``/``dst`` local node ids (uint8), ``node_feat`` and ``node_label`` int8;
-``--max_graphs N`` on full files reads their first N graphs. Files that cannot be used (another
-format version, truncated, garbage) are regenerated with one log line (the same graphs, in
-seconds); files generated with other settings are refused (a one-line
-:class:`~data.common.DataError`), never mixed with new ones.
-
-Other sources: ``source="dgl"`` converts DGL's ``CLUSTERDataset``/``PATTERNDataset`` (the
-published data; DGL profile), ``source="pyg"`` PyG's ``GNNBenchmarkDataset`` (CLUSTER/PATTERN,
-under ``<data_dir>/pyg``; needs ``pip install torch_geometric``). Both download once (internet).
-Both become the graphs described above: int64 ``(N,)`` feature ids and labels, no edge features.
-PyG's dataset table gives 7 (CLUSTER) and 3 (PATTERN) node features, i.e. one-hot rows of the
-ids; one-hot rows are turned into the ids they encode, ids given as ``(N,)``/``(N, 1)`` are taken
-as they are, anything else is a DataError. The same table gives ~6,099 directed edges per PATTERN
-graph against the benchmark's 4,749 (DGL's copy), so PyG's PATTERN is likely not the published
-one (not checked here: no internet).
-
-Statistics: ``python -m scripts.diagnose --sizes_only --dataset SBM_CLUSTER --data_dir DIR``
-(generates the files on first use).
+benchmarking-gnns notebooks (spec section 4, "SBM generation"), their files, and DGL's and PyG's
+copies of the published data. The models, the SBM_PATTERN generator variants, the seeding and
+the files: docs/data.md, "SBM_PATTERN / SBM_CLUSTER".
 """
 
 from __future__ import annotations
@@ -84,8 +23,8 @@ from tqdm import tqdm
 
 from autogcn.graph import Graph
 from data.common import DataError, GraphDataset, GraphSplit, check_graph_split
-from data.files import FileSet, GraphPack, PackError, pyg_benchmark, smallest_uint, unpack_graphs
-from data.interop import download, from_dgl, require_dgl
+from data.files import FileSet, GraphPack, PackError, smallest_uint, unpack_graphs
+from data.interop import dataset_splits, from_dgl, from_pyg
 
 logger = logging.getLogger(__name__)
 
@@ -142,27 +81,18 @@ class SBMConfig:
         return self.name if self.variant is None else f"{self.name}_{self.variant}"
 
 
+_PATTERN = SBMConfig("SBM_PATTERN", None, stream=2, n_communities=5, p=0.5, q=0.35,
+                     vocab_size=3, num_classes=2, split_sizes=(10000, 2000, 2000), n_patterns=100)
 _CONFIGS: dict[tuple[str, str | None], SBMConfig] = {
     ("SBM_CLUSTER", None): SBMConfig(
         "SBM_CLUSTER", None, stream=1, n_communities=6, p=0.55, q=0.25, vocab_size=7,
-        num_classes=6, split_sizes=(10000, 1000, 1000),
-    ),
-    ("SBM_PATTERN", None): SBMConfig(
-        "SBM_PATTERN", None, stream=2, n_communities=5, p=0.5, q=0.35, vocab_size=3,
-        num_classes=2, split_sizes=(10000, 2000, 2000), n_patterns=100,
-    ),
-    ("SBM_PATTERN", "q20-one-pattern"): SBMConfig(
-        "SBM_PATTERN", "q20-one-pattern", stream=3, n_communities=5, p=0.5, q=0.2, vocab_size=3,
-        num_classes=2, split_sizes=(10000, 2000, 2000), n_patterns=1, pattern_size=20,
-    ),
-    ("SBM_PATTERN", "q20-size20"): SBMConfig(
-        "SBM_PATTERN", "q20-size20", stream=4, n_communities=5, p=0.5, q=0.2, vocab_size=3,
-        num_classes=2, split_sizes=(10000, 2000, 2000), n_patterns=100, pattern_size=20,
-    ),
-    ("SBM_PATTERN", "q35-size20"): SBMConfig(
-        "SBM_PATTERN", "q35-size20", stream=5, n_communities=5, p=0.5, q=0.35, vocab_size=3,
-        num_classes=2, split_sizes=(10000, 2000, 2000), n_patterns=100, pattern_size=20,
-    ),
+        num_classes=6, split_sizes=(10000, 1000, 1000)),
+    ("SBM_PATTERN", None): _PATTERN,
+    # the other PATTERN generators, (variant, stream, q, patterns), all with 20-node patterns
+    **{("SBM_PATTERN", v): dataclasses.replace(_PATTERN, variant=v, stream=k, q=q, n_patterns=m,
+                                               pattern_size=20)
+       for v, k, q, m in (("q20-one-pattern", 3, 0.2, 1), ("q20-size20", 4, 0.2, 100),
+                          ("q35-size20", 5, 0.35, 100))},
 }
 
 
@@ -294,11 +224,6 @@ def generate_sbm_sample(cfg: SBMConfig, seed: int, split: str, index: int) -> SB
     return SBMSample(n, src, dst, feat, label, perm, block)
 
 
-def _sample_graph(s: SBMSample) -> Graph:
-    return Graph(torch.from_numpy(s.src), torch.from_numpy(s.dst), s.num_nodes,
-                 ndata={"feat": torch.from_numpy(s.feat), "label": torch.from_numpy(s.label)})
-
-
 def _to_split(graphs: Sequence[Graph]) -> GraphSplit:
     return GraphSplit(graphs, [g.ndata["label"] for g in graphs])
 
@@ -327,7 +252,9 @@ def generate_sbm_split(name: str, split: str, n: int | None = None, seed: int = 
     size = cfg.split_sizes[_SPLIT_IDS[split]]
     n = size if n is None else min(n, size)
     with closing(_generate(cfg, _check_seed(seed), split, n, progress)) as samples:
-        return _to_split([_sample_graph(sample) for sample in samples])
+        return _to_split([Graph(torch.from_numpy(s.src), torch.from_numpy(s.dst), s.num_nodes,
+                                ndata={"feat": torch.from_numpy(s.feat),
+                                       "label": torch.from_numpy(s.label)}) for s in samples])
 
 
 # --------------------------------------------------------------------------------------------
@@ -336,16 +263,12 @@ def generate_sbm_split(name: str, split: str, n: int | None = None, seed: int = 
 
 
 def sbm_statistics(split: GraphSplit) -> dict:
-    """Graph count, mean/min/max nodes, mean directed edges and class balance of a split.
-
-    ``class_balance`` is the fraction of nodes per class (index = class id).
-    """
-    if len(split) == 0:
-        return _statistics(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64))
+    """Graph count, mean/min/max nodes, mean directed edges and class balance (the fraction of
+    nodes per class, index = class id) of a split."""
     nodes = np.array([g.num_nodes() for g in split.graphs], dtype=np.int64)
     edges = np.array([g.num_edges() for g in split.graphs], dtype=np.int64)
-    labels = torch.cat([torch.as_tensor(y).reshape(-1) for y in split.labels]).numpy()
-    return _statistics(nodes, edges, labels)
+    labels = [torch.as_tensor(y).reshape(-1) for y in split.labels]
+    return _statistics(nodes, edges, torch.cat(labels).numpy() if labels else np.zeros(0))
 
 
 def _statistics(nodes: np.ndarray, edges: np.ndarray, labels: np.ndarray) -> dict:
@@ -420,15 +343,6 @@ def _load_splits(files: FileSet, meta: dict, take: int) -> dict[str, GraphSplit]
             for s in SPLITS}
 
 
-def _report(msg: str, progress: bool) -> None:
-    # With progress on the user watches a tqdm bar: print the summary beside it; otherwise
-    # (tests, library use) only log it.
-    if progress:
-        print(msg, flush=True)
-    else:
-        logger.info(msg)
-
-
 def _pack_split(cfg: SBMConfig, seed: int, split: str, n: int, progress: bool) -> GraphPack:
     """Generate ``n`` graphs of ``split`` straight into pack arrays (compact dtypes as they
     come, so a full split never holds int64 edge lists in memory)."""
@@ -470,8 +384,12 @@ def _generate_and_save(files: FileSet, cfg: SBMConfig, seed: int, first: int | N
 
     meta = files.write(packs(), record)
     what = cfg.dirname + ("" if first is None else f" (first {first} graphs per split)")
-    _report(f"generated {what} in {meta['generation_seconds']:.1f} s (seed {seed}) into "
-            f"{files.meta.parent}", progress)
+    msg = (f"generated {what} in {meta['generation_seconds']:.1f} s (seed {seed}) into "
+           f"{files.meta.parent}")
+    if progress:  # the user watches a tqdm bar: the summary goes beside it, else to the log
+        print(msg, flush=True)
+    else:
+        logger.info(msg)
     return meta
 
 
@@ -503,29 +421,22 @@ def load_sbm_dataset(name: str, data_dir: str | os.PathLike, max_graphs: int | N
     if source != "generate" and variant is not None:
         raise ValueError(f"variant {variant!r} only exists with source='generate'")
     data_dir = Path(data_dir)
-    if generate:
-        try:
-            data_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise DataError(f"cannot create the data directory {data_dir}: {exc}") from exc
-    if source == "dgl":
-        return _load_from_dgl(cfg, data_dir, max_graphs, progress)
-    if source == "pyg":
-        return _load_from_pyg(cfg, data_dir, max_graphs, progress)
-
-    return _generated(cfg, data_dir, max_graphs, seed, progress, generate)
-
-
-def _generated(cfg: SBMConfig, data_dir: Path, max_graphs: int | None, seed: int,
-               progress: bool, generate: bool) -> GraphDataset:
-    """:func:`load_sbm_dataset` from our generator's files (generated first where missing)."""
     root = data_dir / (cfg.dirname if seed == DEFAULT_SEED else f"{cfg.dirname}_seed{seed}")
     if generate:
+        folder = root if source == "generate" else data_dir
         try:
-            root.mkdir(parents=True, exist_ok=True)
+            folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise DataError(f"cannot create the data directory {root}: {exc}") from exc
+            raise DataError(f"cannot create the data directory {folder}: {exc}") from exc
+    if source != "generate":
+        return _downloaded(cfg, source, data_dir, max_graphs, progress)
+    return _generated(cfg, root, max_graphs, seed, progress, generate)
 
+
+def _generated(cfg: SBMConfig, root: Path, max_graphs: int | None, seed: int,
+               progress: bool, generate: bool) -> GraphDataset:
+    """:func:`load_sbm_dataset` from our generator's files in ``root`` (generated first where
+    missing)."""
     files = _file_set(root, None)
     meta, why = _read_meta(files, cfg, seed, None)
     first: int | None = None
@@ -545,7 +456,7 @@ def _generated(cfg: SBMConfig, data_dir: Path, max_graphs: int | None, seed: int
         raise DataError(f"no usable {cfg.dirname} files in {root} ({why or 'none there'}) and "
                         "this command does not generate data: point --data_dir at the folder "
                         "the run used, or generate them with python -m scripts.diagnose "
-                        f"--sizes_only --dataset {cfg.name} --data_dir {data_dir}")
+                        f"--sizes_only --dataset {cfg.name} --data_dir {root.parent}")
     if meta is None:
         if why is not None:
             logger.warning("%s: the SBM files %s; regenerating them (the same graphs; takes "
@@ -578,42 +489,6 @@ def _check_values(cfg: SBMConfig, split: GraphSplit, where: str) -> None:
                       node_what="node feature id", label_what="node label")
 
 
-def _runtime_graph(g: Graph, feat: torch.Tensor, label: torch.Tensor) -> Graph:
-    """A converted graph as the nets get ours: int64 (N,) feat and label, no edge features."""
-    return Graph(g.src, g.dst, g.num_nodes(),
-                 ndata={"feat": feat.reshape(-1).long(), "label": label.reshape(-1).long()})
-
-
-def _dataset_from(cfg: SBMConfig, splits: dict[str, GraphSplit], source: str,
-                  path: Path) -> GraphDataset:
-    for s, split in splits.items():
-        _check_values(cfg, split, f"{source} {cfg.name} {s} split")
-    stats = {s: sbm_statistics(sp) for s, sp in splits.items()}
-    info = {"source": source, "path": str(path), "statistics": stats}
-    return GraphDataset(cfg.name, splits["train"], splits["val"], splits["test"],
-                        cfg.vocab_size, cfg.num_classes, 1, info)
-
-
-def _load_from_dgl(cfg: SBMConfig, data_dir: Path, max_graphs: int | None,
-                   progress: bool) -> GraphDataset:
-    dgl = require_dgl(f"{cfg.name} with --data_source dgl")
-    cls_name = "CLUSTERDataset" if cfg.name == "SBM_CLUSTER" else "PATTERNDataset"
-    cls = getattr(dgl.data, cls_name)
-    splits = {}
-    for split, mode in zip(SPLITS, ("train", "valid", "test"), strict=True):
-        ds = download(f"dgl.data.{cls_name}(mode={mode!r}, raw_dir={str(data_dir)!r})",
-                      lambda mode=mode: cls(mode=mode, raw_dir=str(data_dir), verbose=progress),
-                      "use --data_source generate to build it locally")
-        n = len(ds) if max_graphs is None else min(int(max_graphs), len(ds))
-        graphs = []
-        for i in range(n):
-            # DGL stores int32 ids and int16 labels; the nets and the loss want int64 (N,).
-            g = from_dgl(ds[i])
-            graphs.append(_runtime_graph(g, g.ndata["feat"], g.ndata["label"]))
-        splits[split] = _to_split(graphs)
-    return _dataset_from(cfg, splits, "dgl", data_dir)
-
-
 def feature_ids(x: torch.Tensor, vocab_size: int, where: str = "node features") -> torch.Tensor:
     """Integer feature ids ``(N,)`` int64 from ids (``(N,)``/``(N, 1)``) or one-hot rows of
     width ``vocab_size`` (PyG's SBM convention). DataError for anything else."""
@@ -636,24 +511,43 @@ def feature_ids(x: torch.Tensor, vocab_size: int, where: str = "node features") 
     return ids
 
 
-def _load_from_pyg(cfg: SBMConfig, data_dir: Path, max_graphs: int | None,
-                   progress: bool) -> GraphDataset:
-    pyg_name = cfg.name.removeprefix("SBM_")
-    root = data_dir / "pyg"
+def _downloaded(cfg: SBMConfig, source: str, data_dir: Path, max_graphs: int | None,
+                progress: bool) -> GraphDataset:
+    """The published data from DGL's ``CLUSTERDataset``/``PATTERNDataset`` or PyG's
+    ``GNNBenchmarkDataset`` (under ``data_dir/pyg``) as our graphs."""
+    short, purpose = cfg.name.removeprefix("SBM_"), f"{cfg.name} with --data_source {source}"
+    offline = "use --data_source generate to build it locally"
+    if source == "dgl":
+        path = data_dir
+        samples = dataset_splits("dgl", f"{short}Dataset", purpose, offline, max_graphs, "mode",
+                                 raw_dir=str(data_dir), verbose=progress)
+    else:
+        path = data_dir / "pyg"
+        samples = dataset_splits("pyg", "GNNBenchmarkDataset", purpose, offline, max_graphs,
+                                 "split", root=str(path), name=short)
     splits = {}
-    for split, samples in pyg_benchmark(pyg_name, root, max_graphs, cfg.name,
-                                        "use --data_source generate to build it locally"):
-        graphs = [_runtime_graph(g, feature_ids(g.ndata["feat"], cfg.vocab_size,
-                                                f"PyG {pyg_name} node features"),
-                                 torch.as_tensor(data.y)) for data, g in samples]
+    for split, items in samples:
+        graphs = []
+        for item in items:
+            if source == "dgl":  # int32 ids, int16 labels
+                g = from_dgl(item)
+                feat, label = g.ndata["feat"], g.ndata["label"]
+            else:  # one-hot features
+                g = from_pyg(item)
+                feat = feature_ids(g.ndata["feat"], cfg.vocab_size, f"PyG {short} node features")
+                label = torch.as_tensor(item.y)
+            # ours: int64 (N,) ids and labels, as the nets and the loss want, no edge features
+            graphs.append(Graph(g.src, g.dst, g.num_nodes(), ndata={
+                "feat": feat.reshape(-1).long(), "label": label.reshape(-1).long()}))
         splits[split] = _to_split(graphs)
-    return _dataset_from(cfg, splits, "pyg", root)
+        _check_values(cfg, splits[split], f"{source} {cfg.name} {split} split")
+    stats = {s: sbm_statistics(sp) for s, sp in splits.items()}
+    info = {"source": source, "path": str(path), "statistics": stats}
+    return GraphDataset(cfg.name, splits["train"], splits["val"], splits["test"],
+                        cfg.vocab_size, cfg.num_classes, 1, info)
 
 
 if __name__ == "__main__":  # it printed statistics once; scripts/diagnose.py does that now
-    import sys
+    from data.common import retired_command
 
-    print("error: python -m data.sbm no longer runs; for the statistics: "
-          "python -m scripts.diagnose --sizes_only --dataset SBM_CLUSTER --data_dir DIR",
-          file=sys.stderr)
-    sys.exit(2)
+    retired_command("data.sbm", "--sizes_only --dataset SBM_CLUSTER")

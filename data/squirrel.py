@@ -12,63 +12,74 @@ import torch
 from torch import Tensor
 
 from autogcn.graph import Graph
-from data.common import (
-    DataError,
-    one_line,
-)
-from data.interop import download, from_pyg, require_pyg
+from data.common import DataError, one_line
+from data.interop import download_dataset, from_pyg
 from data.node_datasets import (
-    NUM_CLASSES,
-    SQUIRREL_FILE,
-    SQUIRREL_LINKX_SPLITS,
+    SPLIT_NAMES,
     Ints,
     NodeDataset,
-    _edge_pairs,
     _find,
     _index,
-    _masks,
-    _same_splits,
-    build_graph,
-    check_node_dataset,
     load_linkx_splits,
+    make_node_dataset,
     pyg_root,
-    to_torch_sparse,
 )
 
-# --------------------------------------------------------------------------------------------
-# Squirrel (geom-gcn directed edge list, 10 fixed splits)
-# --------------------------------------------------------------------------------------------
+SQUIRREL_FILE = "squirrel_directed.npz"
+SQUIRREL_LINKX_SPLITS = "squirrel-splits.npy"
+
+
+def _edge_pairs(edges: np.ndarray, where: str) -> np.ndarray:
+    """The ``(E, 2)`` (source, target) rows of an npz ``edges`` array; a ``(2, E)`` array (PyG's
+    edge_index layout) is transposed. Any other shape is a DataError: flattening it into pairs
+    would join endpoints of different edges without a sign."""
+    if edges.ndim == 2 and edges.shape[1] == 2:
+        return edges
+    if edges.ndim == 2 and edges.shape[0] == 2:
+        return edges.T.copy()
+    raise DataError(f"{where}: edges has shape {edges.shape}; expected (edges, 2) "
+                    "(source, target) rows")
+
+
+def _masks(arrays: dict, n: int, where: str) -> list[np.ndarray]:
+    """The ``train/val/test_masks`` of a geom-gcn npz as boolean ``(splits, n)`` arrays, each
+    checked to cover exactly the ``n`` nodes (0/1 integers are taken as booleans)."""
+    masks = []
+    for name in SPLIT_NAMES:
+        if f"{name}_masks" not in arrays:
+            raise DataError(f"{where} has no {name}_masks (keys: {', '.join(sorted(arrays))})")
+        m = np.atleast_2d(np.asarray(arrays[f"{name}_masks"]))
+        if m.dtype != np.bool_:
+            if m.dtype.kind not in "iu" or not np.isin(m, (0, 1)).all():
+                raise DataError(f"{where}: {name}_masks holds {m.dtype} values other than 0/1; "
+                                "expected boolean masks")
+            m = m.astype(bool)
+        if m.ndim != 2 or m.shape[1] != n:
+            raise DataError(f"{where}: {name}_masks has shape {m.shape}; expected (splits, {n}) "
+                            f"for the {n} nodes of node_features")
+        masks.append(m)
+    if len({m.shape[0] for m in masks}) != 1:
+        raise DataError(f"{where}: train/val/test_masks hold {[m.shape[0] for m in masks]} "
+                        "splits; expected the same number of each")
+    return masks
 
 
 def _squirrel_from_pyg(data_dir: str | os.PathLike | None) -> NodeDataset:
     """Squirrel through PyG's ``WikipediaNetwork(geom_gcn_preprocess=True)``: geom-gcn's release,
-    the same data as ``squirrel_directed.npz`` (see the module docstring)."""
-    datasets = require_pyg("SQUIRREL with --data_source pyg")
-    root = pyg_root(data_dir)
-    ds = download(
-        f"torch_geometric.datasets.WikipediaNetwork(root={root!r}, name='squirrel')",
-        lambda: datasets.WikipediaNetwork(root=root, name="squirrel", geom_gcn_preprocess=True))
-    data = ds[0]
+    the same data as ``squirrel_directed.npz`` (docs/data.md)."""
+    data = download_dataset("pyg", "WikipediaNetwork", "SQUIRREL with --data_source pyg",
+                            root=pyg_root(data_dir), name="squirrel",
+                            geom_gcn_preprocess=True)[0]
     g = from_pyg(data)
     n = g.num_nodes()
-    graph, stats = build_graph(g.src, g.dst, n)
-    given = (g.src, g.dst)
     masks = [torch.as_tensor(m).reshape(n, -1).numpy().astype(bool)
              for m in (data.train_mask, data.val_mask, data.test_mask)]
     splits = [tuple(_index(m[:, i]) for m in masks) for i in range(masks[0].shape[1])]
-    labels = torch.as_tensor(data.y).reshape(-1).long()
-    ds = NodeDataset(
-        name="SQUIRREL",
-        graph=graph,
-        edges_as_given=given,
-        features=to_torch_sparse(sp.csr_matrix(g.ndata["feat"].float().numpy())),
-        labels=labels,
-        num_classes=NUM_CLASSES["SQUIRREL"],
-        fixed_splits=splits,  # type: ignore[arg-type]
-        info={"source": "torch_geometric.datasets.WikipediaNetwork (geom-gcn)", **stats,
-              "features": "binary, sparse"},
-    )
-    return check_node_dataset(ds, "PyG's WikipediaNetwork squirrel")
+    return make_node_dataset(
+        "SQUIRREL", "torch_geometric.datasets.WikipediaNetwork (geom-gcn)", (g.src, g.dst), n,
+        sp.csr_matrix(g.ndata["feat"].float().numpy()),
+        torch.as_tensor(data.y).reshape(-1).long(), splits=splits,
+        where="PyG's WikipediaNetwork squirrel", info={"features": "binary, sparse"})
 
 
 def load_squirrel(data_dir: str | os.PathLike | None, source: str = "raw") -> NodeDataset:
@@ -88,48 +99,34 @@ def load_squirrel(data_dir: str | os.PathLike | None, source: str = "raw") -> No
             " get it from the geom-gcn / heterophily-benchmark releases (see data README), or"
             " use --data_source pyg (pip install torch_geometric; downloads it)"
         )
+    where = str(folder / SQUIRREL_FILE)
     try:
-        with np.load(folder / SQUIRREL_FILE) as z:
+        with np.load(where) as z:
             arrays = {k: z[k] for k in z.files}
-        x, y, edges = arrays["node_features"], arrays["node_labels"], arrays["edges"]
+        x, y = arrays["node_features"], np.asarray(arrays["node_labels"]).reshape(-1)
         n = x.shape[0]
-        edges = np.asarray(edges, dtype=np.int64)
-        y = np.asarray(y).reshape(-1)
+        edges = np.asarray(arrays["edges"], dtype=np.int64)
         if y.dtype.kind == "f" and np.isfinite(y).all() and (y == np.round(y)).all():
             y = y.astype(np.int64)
         if y.dtype.kind not in "iu":
             raise ValueError(f"node_labels are {y.dtype}, not integer classes")
     except Exception as exc:  # bad zip, missing key or unreadable file: all unusable data
-        raise DataError(f"SQUIRREL: cannot read {folder / SQUIRREL_FILE}: {one_line(exc)}") \
-            from exc
-    where = str(folder / SQUIRREL_FILE)
+        raise DataError(f"SQUIRREL: cannot read {where}: {one_line(exc)}") from exc
     edges = _edge_pairs(edges, where)
     masks = _masks(arrays, n, where)
-    given = (torch.from_numpy(edges[:, 0]), torch.from_numpy(edges[:, 1]))
-    g, stats = build_graph(*given, n)
     splits = [tuple(_index(m[i]) for m in masks) for i in range(masks[0].shape[0])]
-
-    info = {"source": str(folder / SQUIRREL_FILE), **stats, "features": "binary, sparse"}
+    info = {"features": "binary, sparse"}
     linkx = folder / SQUIRREL_LINKX_SPLITS
     if linkx.is_file():
-        same = _same_splits(load_linkx_splits(linkx, n), splits)  # type: ignore[arg-type]
-        info["linkx_splits_match"] = same
-        if not same:
-            warnings.warn(
-                f"{linkx} differs from the masks in the npz; using the npz masks", stacklevel=2
-            )
-    labels = torch.from_numpy(np.asarray(y, dtype=np.int64))
-    ds = NodeDataset(
-        name="SQUIRREL",
-        graph=g,
-        edges_as_given=given,
-        features=to_torch_sparse(sp.csr_matrix(x)),
-        labels=labels,
-        num_classes=NUM_CLASSES["SQUIRREL"],
-        fixed_splits=splits,  # type: ignore[arg-type]
-        info=info,
-    )
-    return check_node_dataset(ds, where)
+        theirs = load_linkx_splits(linkx, n)
+        info["linkx_splits_match"] = len(theirs) == len(splits) and all(
+            torch.equal(a, b) for s, t in zip(theirs, splits) for a, b in zip(s, t, strict=True))
+        if not info["linkx_splits_match"]:
+            warnings.warn(f"{linkx} differs from the masks in the npz; using the npz masks",
+                          stacklevel=2)
+    return make_node_dataset("SQUIRREL", where, (edges[:, 0], edges[:, 1]), n, sp.csr_matrix(x),
+                             torch.from_numpy(np.asarray(y, dtype=np.int64)),
+                             splits=splits, info=info)
 
 
 def outlink_groups(src: Ints, dst: Ints, labels: Ints,
@@ -164,10 +161,10 @@ def outlink_copies(src: Ints, dst: Ints, labels: Ints, num_nodes: int) -> np.nda
     return (indeg == 0) & linked[gid]
 
 
-def induced_node_dataset(ds: NodeDataset, keep: np.ndarray, name: str | None = None,
-                         info: dict | None = None) -> NodeDataset:
-    """``ds`` restricted to the nodes with ``keep`` True, renumbered in their order: the induced
-    subgraph, the kept feature rows and labels, and every fixed split restricted to kept nodes."""
+def induced_node_dataset(ds: NodeDataset, keep: np.ndarray, name: str, info: dict) -> NodeDataset:
+    """``ds`` restricted to the nodes with ``keep`` True, renumbered in their order, named
+    ``name``, ``info`` added: the induced subgraph (and edge list as given), the kept feature rows
+    and labels, and every fixed split restricted to kept nodes."""
     keep = np.asarray(keep, dtype=bool)
     new_id = np.full(ds.num_nodes, -1, dtype=np.int64)
     new_id[keep] = np.arange(int(keep.sum()))
@@ -186,29 +183,17 @@ def induced_node_dataset(ds: NodeDataset, keep: np.ndarray, name: str | None = N
                   for split in ds.fixed_splits]
     return replace(
         ds, graph=Graph(*edges(ds.graph.src, ds.graph.dst), int(keep.sum())), features=feats,
-        labels=ds.labels[idx], fixed_splits=splits, name=name or ds.name,
-        info={**ds.info, **(info or {})},
+        labels=ds.labels[idx], fixed_splits=splits, name=name, info={**ds.info, **info},
         edges_as_given=None if ds.edges_as_given is None else edges(*ds.edges_as_given))
 
 
 def filtered_squirrel(ds: NodeDataset,
                       directed_edges: tuple[Ints, Ints] | None = None) -> NodeDataset:
-    """Platonov et al. (2023)'s filtered Squirrel, derived from geom-gcn's Squirrel.
-
-    Removes the nodes of :func:`outlink_copies` (computed on the directed edge list: the
-    ``directed_edges`` given, else ``ds.edges_as_given``) and returns the induced dataset
-    (:func:`induced_node_dataset`) named ``SQUIRREL_FILTERED``. On ``squirrel_directed.npz`` this
-    keeps 2223 of 5201 nodes and 46998 of 198353 undirected edges (65718 of 217073 stored directed
-    ones), the counts of the released ``squirrel_filtered.npz`` (yandex-research/
-    heterophilous-graphs); node by node it *is* that file: the same nodes in the same order,
-    features, labels, edges, and the 10 splits restricted to the kept nodes.
-
-    The paper describes duplicates as nodes with equal features and equal neighbours; with the
-    symmetrised neighbourhoods that definition finds only 9 redundant nodes in this Squirrel
-    (``scripts/diagnostics.py``: ``duplicate_groups``), so it cannot be what produced the
-    release. The rule here was found by matching the released file against the original, and it
-    is exact there.
-    """
+    """Platonov et al. (2023)'s filtered Squirrel, ``SQUIRREL_FILTERED``: ``ds`` without the
+    nodes of :func:`outlink_copies` on the directed edge list (``directed_edges``, else
+    ``ds.edges_as_given``). On ``squirrel_directed.npz`` it is node by node their released
+    ``squirrel_filtered.npz`` (2223 of 5201 nodes, 46,998 undirected edges); why this rule and
+    not the paper's wording: docs/data.md."""
     if directed_edges is None:
         directed_edges = ds.edges_as_given
     if directed_edges is None:
@@ -224,7 +209,5 @@ def filtered_squirrel(ds: NodeDataset,
 
 def load_squirrel_filtered(data_dir: str | os.PathLike | None,
                            source: str = "raw") -> NodeDataset:
-    """Platonov et al. (2023)'s filtered Squirrel, derived from the same files as ``SQUIRREL``:
-    2223 nodes, 46,998 undirected edges, the 10 splits restricted to the kept nodes (node by node
-    the released ``squirrel_filtered.npz``; see :func:`filtered_squirrel`)."""
+    """:func:`filtered_squirrel` of :func:`load_squirrel`."""
     return filtered_squirrel(load_squirrel(data_dir, source))

@@ -1,70 +1,7 @@
-"""MNIST / CIFAR10 superpixel graphs (benchmarking-gnns, after Knyazev et al. 2019).
-
-Build procedure (``source="raw"``), per image:
-
-1. **SLIC superpixels** (``skimage.segmentation.slic``) on the image scaled to [0, 1]: MNIST
-   grayscale (``channel_axis=None``), n_segments 75, compactness 0.25; CIFAR10 RGB, n_segments
-   150, compactness 10. As in Knyazev's extraction script, SLIC is first asked for
-   ``n_segments + 20`` (MNIST) / ``+ 50`` (CIFAR10) segments and the request is lowered by one
-   until it returns at most ``n_segments``; this is what gives the published node-count ranges.
-   Nodes are the superpixels in SLIC label order (no shuffling).
-2. **Node features** ``g.ndata['feat']`` float32: mean intensity (MNIST, 1 value) or mean RGB
-   (CIFAR10, 3 values) in [0, 1], followed by the superpixel's centre of mass as
-   ``(row / H, col / W)`` -- i.e. (y, x), the order of ``scipy.ndimage.center_of_mass`` that the
-   benchmark used, divided by the image size as the benchmark did -- so widths 3 and 5.
-3. **Edges**: every node ``i`` is linked to its ``k = min(8, N - 1)`` nearest superpixels by centre
-   distance. **Edge direction: src = i, dst = each of i's k nearest neighbours** (the benchmark's
-   ``add_edges(src, knn(src))``). So every node has out-degree ``min(8, N - 1)``, and the
-   in-degree of a node is the number of superpixels that count it among *their* 8 nearest; it can
-   be zero. In message passing (src -> dst, aggregation at dst) a node therefore aggregates
-   from the nodes that chose it as a neighbour. No self-loops; a 1-node graph has no edges.
-4. **Edge weights** ``g.edata['feat']`` float32 ``(E, 1)``, the benchmark's symmetrised Gaussian
-   kernel: ``w_ij = 0.5 * (exp(-(d_ij / s_i)^2) + exp(-(d_ij / s_j)^2))`` where ``d_ij`` is the
-   distance between the scaled centres and ``s_i`` (+1e-8) is node i's mean distance to its own
-   k nearest neighbours. Weights lie in (0, 1].
-
-Differences from the benchmark's code, all in corner cases: the benchmark picked the neighbours by
-the largest symmetrised weight and kept an arbitrary 8 of the top 9 (an artefact of its
-``argpartition(...)[:, new_kth:-1]``); here they are the exact 8 nearest by distance, as the
-paper describes. For graphs with fewer than 9 nodes the benchmark used ``s_i = 1``; here ``s_i`` is
-the mean distance to the N - 1 others. The benchmark used coordinates only for the kNN graph
-(``use_mean_px=False``), as here.
-
-Splits: val = the first 5000 training images, train = training images 5000 onward, test = the
-test set (MNIST 55k/5k/10k, CIFAR10 45k/5k/10k). Labels are int64 tensors of shape ``(1,)``.
-
-Cache (no DGL needed): built graphs are saved as a file set (:class:`data.files.FileSet`) under
-``cache_dir`` (default ``$AUTOGCN_CACHE/superpixels``, else ``~/.cache/autogcn/superpixels``):
-``<NAME>_<tag>_<full|first<N>>_<split>.npz`` plus a meta json ``<NAME>_<tag>_<full|first<N>>.json``
-written last (format name and version, build parameters, graph counts, build times). The tag
-holds every build parameter (plus a builder version), so a changed parameter never reuses a stale
-cache. Each ``.npz`` is a graph pack (format ``"autogcn-superpixels"``, version
-:data:`FORMAT_VERSION`; layout in :mod:`data.files`): ``num_nodes``/``num_edges`` int64 per
-graph, ``src``/``dst`` local node ids (uint8), ``node_feat`` float32 ``(N, 3 or 5)``,
-``edge_feat`` float32 ``(E, 1)``, ``graph_label`` int64 ``(G,)``, checked when read.
-``max_graphs=N`` builds/caches only the first N graphs of each split, or reads the first N graphs
-of a full cache when that exists.
-
-The meta json also records the images it was built from (:func:`raw_source`: the folder and,
-per raw file, its size and a hash of its first and last 64 KiB). When ``data_dir`` holds images
-other than those, the cache is rebuilt (one log line); the same files in another folder reuse it,
-and a ``data_dir`` without images loads the cache.
-
-A cache that cannot be used (another format version, a missing, truncated or garbled file) is
-rebuilt from the raw images with one log line saying why.
-
-Other sources (each downloads once, needs internet): ``source="dgl"`` converts
-``dgl.data.MNISTSuperPixelDataset`` / ``CIFAR10SuperPixelDataset`` (DGL's own processing of the
-benchmark's superpixel pickles; DGL profile) to the same keys and splits. ``source="pyg"``
-converts ``torch_geometric.datasets.GNNBenchmarkDataset`` (``pip install torch_geometric``; under
-``<data_dir>/pyg``, with PyG's own 55k/5k/10k or 45k/5k/10k splits): PyG keeps the intensity/RGB
-in ``x`` and the centre in ``pos``; ``feat`` here is ``[x, pos]``, the benchmark's order. PyG's
-open issue #10592 reports that these node features equal the benchmark's while its edges and edge
-weights do not (same counts, other endpoints); that difference remains with this source (not
-checked here: no internet). Edge weights become ``(E, 1)`` float32.
-
-Statistics: ``python -m scripts.diagnose --sizes_only --dataset MNIST --data_dir DIR
-[--cache_dir D]`` (builds the cache on first use).
+"""MNIST / CIFAR10 superpixel graphs (benchmarking-gnns, after Knyazev et al. 2019): built from
+the raw images (``source="raw"``, cached as a file set) or converted from DGL's or PyG's copies.
+The construction (SLIC, features, the directed kNN edges and their weights), where it differs
+from the benchmark's code, the splits and the cache: docs/data.md, "MNIST / CIFAR10 superpixels".
 """
 
 from __future__ import annotations
@@ -80,6 +17,7 @@ import sys
 import tarfile
 import time
 from collections.abc import Iterator
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -98,8 +36,8 @@ from data.common import (
     check_graph_split,
     check_range,
 )
-from data.files import FileSet, GraphPack, PackError, pack_graphs, pyg_benchmark, unpack_graphs
-from data.interop import download, from_dgl, require_dgl
+from data.files import FileSet, GraphPack, PackError, pack_graphs, unpack_graphs
+from data.interop import dataset_splits, download_dataset, from_dgl, from_pyg
 
 log = logging.getLogger(__name__)
 
@@ -108,7 +46,7 @@ NUM_VAL = 5000
 NUM_CLASSES = 10
 # Bump when the graph construction changes so that old caches are not reused.
 BUILDER_VERSION = 2  # 2: ties between equally near neighbours broken by index
-# The cache file layout (see the module docstring); caches of another version are rebuilt.
+# The cache file layout (docs/data.md); caches of another version are rebuilt.
 FORMAT_NAME = "autogcn-superpixels"
 FORMAT_VERSION = 1
 # What a full disk under the cache folder tells the user to do.
@@ -232,6 +170,17 @@ def _cifar_batch(raw: bytes, where: str) -> tuple[np.ndarray, np.ndarray]:
     return data.reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1), labels
 
 
+def _cifar_files(folder: Path) -> list[Path]:
+    """CIFAR-10's six python batches (train, then test) in ``folder/cifar-10-batches-py`` or in
+    ``folder``, else its ``cifar-10-python.tar.gz`` there, else none."""
+    names = (*CIFAR10_TRAIN_BATCHES, CIFAR10_TEST_BATCH)
+    for cand in (folder / CIFAR10_DIR, folder):
+        if all((cand / n).is_file() for n in names):
+            return [cand / n for n in names]
+    tarball = folder / "cifar-10-python.tar.gz"
+    return [tarball] if tarball.is_file() else []
+
+
 def read_cifar10(data_dir: str | os.PathLike) -> ImageArrays:
     """``(train_images uint8 [50000,32,32,3], train_labels, test_images, test_labels)``.
 
@@ -240,28 +189,24 @@ def read_cifar10(data_dir: str | os.PathLike) -> ImageArrays:
     """
     folder = Path(data_dir).expanduser()
     names = (*CIFAR10_TRAIN_BATCHES, CIFAR10_TEST_BATCH)
+    files = _cifar_files(folder)
+    if not files:
+        raise DataError(
+            f"CIFAR-10 python batches not found in {folder}: expected "
+            f"{CIFAR10_DIR}/{{{','.join(names)}}} (or those files directly in the folder, or "
+            f"cifar-10-python.tar.gz). Download {CIFAR10_URL} and extract it there, or use "
+            "`--data_source dgl` (dgl.data.CIFAR10SuperPixelDataset)."
+        )
     batches: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    for cand in (folder / CIFAR10_DIR, folder):
-        if all((cand / n).is_file() for n in names):
-            for n in names:
-                batches[n] = _cifar_batch((cand / n).read_bytes(), str(cand / n))
-            break
+    if len(files) == len(names):
+        batches = {p.name: _cifar_batch(p.read_bytes(), str(p)) for p in files}
     else:
-        tarball = folder / "cifar-10-python.tar.gz"
-        if tarball.is_file():
-            with tarfile.open(tarball, "r:gz") as tar:
-                for n in names:
-                    member = tar.extractfile(f"{CIFAR10_DIR}/{n}")
-                    if member is None:
-                        raise DataError(f"{tarball} lacks {CIFAR10_DIR}/{n}")
-                    batches[n] = _cifar_batch(member.read(), f"{tarball}:{n}")
-        else:
-            raise DataError(
-                f"CIFAR-10 python batches not found in {folder}: expected "
-                f"{CIFAR10_DIR}/{{{','.join(names)}}} (or those files directly in the folder, or "
-                f"cifar-10-python.tar.gz). Download {CIFAR10_URL} and extract it there, or use "
-                "`--data_source dgl` (dgl.data.CIFAR10SuperPixelDataset)."
-            )
+        with tarfile.open(files[0], "r:gz") as tar:
+            for n in names:
+                member = tar.extractfile(f"{CIFAR10_DIR}/{n}")
+                if member is None:
+                    raise DataError(f"{files[0]} lacks {CIFAR10_DIR}/{n}")
+                batches[n] = _cifar_batch(member.read(), f"{files[0]}:{n}")
     train_x = np.concatenate([batches[n][0] for n in CIFAR10_TRAIN_BATCHES])
     train_y = np.concatenate([batches[n][1] for n in CIFAR10_TRAIN_BATCHES])
     test_x, test_y = batches[CIFAR10_TEST_BATCH]
@@ -277,15 +222,10 @@ def _check_labels(labels: np.ndarray, where: str) -> None:
 def raw_files(name: str, data_dir: str | os.PathLike) -> list[Path]:
     """The raw image files a build of ``name`` reads from ``data_dir`` (those present)."""
     folder = Path(data_dir).expanduser()
-    if _check_name(name) == "MNIST":
-        found = (_find_mnist_file(folder, stem) for stem in MNIST_FILES.values())
-        return [p for p in found if p is not None]
-    names = (*CIFAR10_TRAIN_BATCHES, CIFAR10_TEST_BATCH)
-    for cand in (folder / CIFAR10_DIR, folder):
-        if all((cand / n).is_file() for n in names):
-            return [cand / n for n in names]
-    tarball = folder / "cifar-10-python.tar.gz"
-    return [tarball] if tarball.is_file() else []
+    if _check_name(name) == "CIFAR10":
+        return _cifar_files(folder)
+    found = (_find_mnist_file(folder, stem) for stem in MNIST_FILES.values())
+    return [p for p in found if p is not None]
 
 
 def raw_source(name: str, data_dir: str | os.PathLike) -> dict:
@@ -304,21 +244,6 @@ def raw_source(name: str, data_dir: str | os.PathLike) -> dict:
             continue
         files[path.name] = [size, hashlib.blake2b(head + tail, digest_size=16).hexdigest()]
     return {"data_dir": str(Path(data_dir).expanduser().resolve()), "files": files}
-
-
-def _other_source(record: dict, source: dict) -> str | None:
-    """Why a cache ``record`` was not built from the images of ``source`` (None: it was, or
-    the images are not there to compare: a cache serves without its raw files)."""
-    built = record.get("source")
-    if not source["files"] or (isinstance(built, dict) and built.get("files") == source["files"]):
-        return None
-    where = built.get("data_dir") if isinstance(built, dict) else None
-    return f"was built from other images ({where}) than those in {source['data_dir']}"
-
-
-def read_images(name: str, data_dir: str | os.PathLike) -> ImageArrays:
-    """The raw images and labels of ``name`` (train then test)."""
-    return read_mnist(data_dir) if _check_name(name) == "MNIST" else read_cifar10(data_dir)
 
 
 # --------------------------------------------------------------------------- graph builder
@@ -379,13 +304,6 @@ def superpixel_graph(
     return feat, src, dst, weight.reshape(-1).astype(np.float32)
 
 
-def _graph_from_arrays(feat: np.ndarray, src: np.ndarray, dst: np.ndarray,
-                       weight: np.ndarray) -> Graph:
-    return Graph(torch.from_numpy(src), torch.from_numpy(dst), len(feat),
-                 ndata={"feat": torch.from_numpy(feat)},
-                 edata={"feat": torch.from_numpy(weight).reshape(-1, 1)})
-
-
 def _build_chunk(args: tuple[np.ndarray, SuperpixelParams]) -> list[tuple[np.ndarray, ...]]:
     images, params = args
     return [superpixel_graph(img, params) for img in images]
@@ -397,48 +315,32 @@ def _chunks(images: np.ndarray, size: int,
         yield images[start:start + size], params
 
 
-def build_split(
-    images: np.ndarray,
-    labels: np.ndarray,
-    params: SuperpixelParams,
-    workers: int | None = None,
-    progress: bool = True,
-    desc: str = "superpixels",
-) -> GraphSplit:
+def build_split(images: np.ndarray, labels: np.ndarray, params: SuperpixelParams,
+                workers: int | None = None, progress: bool = True,
+                desc: str = "superpixels") -> GraphSplit:
     """Build the superpixel graphs of ``images`` (uint8, [n, H, W] or [n, H, W, 3])."""
     n = len(images)
     workers = max(1, min(workers or os.cpu_count() or 1, n)) if n else 1
     # Chunks big enough to amortise inter-process traffic, small enough to balance the load
     # and keep the progress bar moving.
     chunk = max(1, min(500, math.ceil(n / (workers * 8)))) if n else 1
+    # fork avoids re-importing torch in every worker; workers only use numpy/skimage.
+    ctx = mp.get_context("fork") if sys.platform.startswith("linux") else mp.get_context()
+    pool_or_none = ctx.Pool(workers) if workers > 1 else nullcontext()
     results: list[tuple[np.ndarray, ...]] = []
-    with tqdm(total=n, desc=desc, disable=not progress, unit="img") as bar:
-        if workers == 1:
-            for part in map(_build_chunk, _chunks(images, chunk, params)):
-                results.extend(part)
-                bar.update(len(part))
-        else:
-            # fork avoids re-importing torch in every worker; workers only use numpy/skimage.
-            ctx = mp.get_context("fork") if sys.platform.startswith("linux") else mp.get_context()
-            with ctx.Pool(workers) as pool:
-                for part in pool.imap(_build_chunk, _chunks(images, chunk, params)):
-                    results.extend(part)
-                    bar.update(len(part))
-    graphs = [_graph_from_arrays(*r) for r in results]
+    with tqdm(total=n, desc=desc, disable=not progress, unit="img") as bar, pool_or_none as pool:
+        for part in (pool.imap if pool else map)(_build_chunk, _chunks(images, chunk, params)):
+            results.extend(part)
+            bar.update(len(part))
+    graphs = [Graph(torch.from_numpy(src), torch.from_numpy(dst), len(feat),
+                    ndata={"feat": torch.from_numpy(feat)},
+                    edata={"feat": torch.from_numpy(weight).reshape(-1, 1)})
+              for feat, src, dst, weight in results]
     targets = list(torch.as_tensor(np.asarray(labels, dtype=np.int64)).reshape(-1, 1).unbind(0))
     return GraphSplit(graphs, targets)
 
 
 # --------------------------------------------------------------------------- cache
-
-
-def default_cache_dir() -> Path:
-    """``$AUTOGCN_CACHE/superpixels`` if that variable is set, else
-    ``~/.cache/autogcn/superpixels`` (outside the source tree, so read-only checkouts work)."""
-    root = os.environ.get("AUTOGCN_CACHE")
-    if root:
-        return Path(root).expanduser() / "superpixels"
-    return Path.home() / ".cache" / "autogcn" / "superpixels"
 
 
 def _cache_stem(name: str, params: SuperpixelParams, max_graphs: int | None) -> str:
@@ -462,9 +364,11 @@ def _cache_state(files: FileSet, params: SuperpixelParams,
     if record.get("params") != asdict(params) or not isinstance(counts, dict) \
             or set(counts) != set(SPLITS):
         return None, "was built with other parameters"
-    other = _other_source(record, source)
-    if other is not None:
-        return None, other
+    # A cache serves without its raw files: it is compared with the images only where they are.
+    built = record.get("source")
+    if source["files"] and not (isinstance(built, dict) and built.get("files") == source["files"]):
+        where = built.get("data_dir") if isinstance(built, dict) else None
+        return None, f"was built from other images ({where}) than those in {source['data_dir']}"
     return record, None
 
 
@@ -505,78 +409,59 @@ def _load_split(files: FileSet, split: str, n: int | None, expected: int,
 # --------------------------------------------------------------------------- loader
 
 
-def _head(ds, start: int, stop: int, max_graphs: int | None) -> range:
-    stop = min(stop, len(ds))
-    if max_graphs is not None:
-        stop = min(stop, start + max_graphs)
-    return range(start, stop)
+def _downloaded(name: str, source: str, data_dir: Path,
+                max_graphs: int | None) -> dict[str, GraphSplit]:
+    """DGL's ``<NAME>SuperPixelDataset`` (its training images split as ours) or PyG's
+    ``GNNBenchmarkDataset`` (its own splits, under ``data_dir/pyg``) in our form: float32
+    ``feat`` (N, IN_DIM), the intensity/RGB then the centre (y, x); float32 edge weights (E, 1)."""
+    purpose = f"{name} with --data_source {source}"
+    offline = "use --data_source raw with the raw images"
+    if source == "dgl":
+        where = f"dgl.data.{name}SuperPixelDataset"
+        train, test = (download_dataset("dgl", f"{name}SuperPixelDataset", purpose, offline,
+                                        raw_dir=str(data_dir), split=s) for s in ("train", "test"))
 
+        def head(ds, start: int, stop: int) -> list:
+            stop = min(stop, len(ds), start + (len(ds) if max_graphs is None else max_graphs))
+            return [ds[i] for i in range(start, stop)]
 
-def _converted(g: Graph, feat: torch.Tensor, weight: torch.Tensor | None, name: str,
-               where: str) -> Graph:
-    """A converted graph in our form: float32 feat (N, IN_DIM), float32 edge feat (E, 1)."""
-    feat = feat.float().reshape(g.num_nodes(), -1)
-    if feat.shape[1] != IN_DIM[name]:
-        raise DataError(f"{where}: node features of width {feat.shape[1]}, expected "
-                        f"{IN_DIM[name]} (intensity/RGB, then the centre (y, x))")
-    weight = torch.ones(g.num_edges(), 1) if weight is None else weight.float().reshape(-1, 1)
-    return Graph(g.src, g.dst, g.num_nodes(), ndata={"feat": feat}, edata={"feat": weight})
-
-
-def _load_dgl(name: str, data_dir: Path, max_graphs: int | None) -> dict[str, GraphSplit]:
-    dgl = require_dgl(f"{name} with --data_source dgl")
-    cls_name = f"{name}SuperPixelDataset"
-    cls = getattr(dgl.data, cls_name, None)
-    if cls is None:
-        raise DataError(f"dgl.data.{cls_name} does not exist in DGL {dgl.__version__}; use "
-                        "`--data_source raw` with the raw images.")
-    parts = {}
-    for split in ("train", "test"):
-        parts[split] = download(f"dgl.data.{cls_name}(raw_dir={str(data_dir)!r}, "
-                                f"split={split!r})",
-                                lambda split=split: cls(raw_dir=str(data_dir), split=split),
-                                "use --data_source raw with the raw images")
-
-    def take(ds, start: int, stop: int) -> GraphSplit:
-        graphs, labels = [], []
-        for i in _head(ds, start, stop, max_graphs):
-            g, y = ds[i]
-            g = from_dgl(g)
-            graphs.append(_converted(g, g.ndata["feat"], g.edata.get("feat"), name,
-                                     f"dgl.data.{cls_name}"))
-            labels.append(torch.as_tensor(y, dtype=torch.int64).reshape(1))
-        return GraphSplit(graphs, labels)
-
-    train = parts["train"]
-    return {"train": take(train, NUM_VAL, len(train)), "val": take(train, 0, NUM_VAL),
-            "test": take(parts["test"], 0, len(parts["test"]))}
-
-
-def _load_pyg(name: str, data_dir: Path, max_graphs: int | None) -> dict[str, GraphSplit]:
+        samples = {"train": head(train, NUM_VAL, len(train)), "val": head(train, 0, NUM_VAL),
+                   "test": head(test, 0, len(test))}
+    else:
+        where = "torch_geometric.datasets.GNNBenchmarkDataset"
+        samples = dict(dataset_splits("pyg", "GNNBenchmarkDataset", purpose, offline, max_graphs,
+                                      "split", root=str(data_dir / "pyg"), name=name))
     splits = {}
-    for split, samples in pyg_benchmark(name, data_dir / "pyg", max_graphs, name,
-                                        "use --data_source raw with the raw images"):
+    for split, items in samples.items():
         graphs, labels = [], []
-        for data, g in samples:
+        for item in items:
             # PyG keeps the intensity/RGB in x and the centre in pos; ours is their concatenation.
+            g, y = (from_dgl(item[0]), item[1]) if source == "dgl" else (from_pyg(item), item.y)
             parts = [g.ndata[k].float().reshape(g.num_nodes(), -1)
                      for k in ("feat", "pos") if k in g.ndata]
             feat = torch.cat(parts, 1) if parts else torch.zeros(g.num_nodes(), 0)
-            graphs.append(_converted(g, feat, g.edata.get("feat"), name,
-                                     "torch_geometric.datasets.GNNBenchmarkDataset"))
-            labels.append(torch.as_tensor(data.y, dtype=torch.int64).reshape(1))
+            if feat.shape[1] != IN_DIM[name]:
+                raise DataError(f"{where}: node features of width {feat.shape[1]}, expected "
+                                f"{IN_DIM[name]} (intensity/RGB, then the centre (y, x))")
+            weight = g.edata.get("feat")
+            weight = torch.ones(g.num_edges(), 1) if weight is None else weight.float()
+            graphs.append(Graph(g.src, g.dst, g.num_nodes(), ndata={"feat": feat},
+                                edata={"feat": weight.reshape(-1, 1)}))
+            labels.append(torch.as_tensor(y, dtype=torch.int64).reshape(1))
         splits[split] = GraphSplit(graphs, labels)
+        check_graph_split(splits[split], f"{source} {name} {split} split",
+                          num_classes=NUM_CLASSES)
     return splits
 
 
 def _build_raw(name: str, data_dir: Path, params: SuperpixelParams, max_graphs: int | None,
                workers: int | None, progress: bool) -> tuple[dict[str, GraphSplit], dict]:
-    train_x, train_y, test_x, test_y = read_images(name, data_dir)
-    stop = None if max_graphs is None else max_graphs
+    read = read_mnist if name == "MNIST" else read_cifar10
+    train_x, train_y, test_x, test_y = read(data_dir)
     sources = {
-        "train": (train_x[NUM_VAL:][:stop], train_y[NUM_VAL:][:stop]),
-        "val": (train_x[:NUM_VAL][:stop], train_y[:NUM_VAL][:stop]),
-        "test": (test_x[:stop], test_y[:stop]),
+        "train": (train_x[NUM_VAL:][:max_graphs], train_y[NUM_VAL:][:max_graphs]),
+        "val": (train_x[:NUM_VAL][:max_graphs], train_y[:NUM_VAL][:max_graphs]),
+        "test": (test_x[:max_graphs], test_y[:max_graphs]),
     }
     splits, times = {}, {}
     for split, (x, y) in sources.items():
@@ -588,25 +473,20 @@ def _build_raw(name: str, data_dir: Path, params: SuperpixelParams, max_graphs: 
     return splits, times
 
 
-def load_superpixels(
-    name: str,
-    data_dir: str | os.PathLike,
-    cache_dir: str | os.PathLike | None = None,
-    max_graphs: int | None = None,
-    source: str = "raw",
-    workers: int | None = None,
-    progress: bool = True,
-    write_cache: bool = True,
-) -> GraphDataset:
+def load_superpixels(name: str, data_dir: str | os.PathLike,
+                     cache_dir: str | os.PathLike | None = None, max_graphs: int | None = None,
+                     source: str = "raw", workers: int | None = None, progress: bool = True,
+                     write_cache: bool = True) -> GraphDataset:
     """MNIST or CIFAR10 superpixel graphs as a :class:`GraphDataset`.
 
     ``source="raw"`` builds from the raw images in ``data_dir`` (read only) and caches the result
-    in ``cache_dir``; later calls load the cache without touching ``data_dir``.
-    ``write_cache=False`` (checkpoint evaluation, which writes nothing) reads a usable cache but
-    neither creates, fills nor cleans one: without it the graphs are built in memory. ``max_graphs``
-    limits every split to its first N graphs. ``workers`` processes build in parallel (default:
-    all CPUs). ``source="dgl"`` converts DGL's built-in superpixel datasets (DGL profile),
-    ``source="pyg"`` PyG's ``GNNBenchmarkDataset`` (needs torch_geometric).
+    in ``cache_dir`` (default ``$AUTOGCN_CACHE/superpixels``, else ``~/.cache/autogcn/superpixels``:
+    outside the source tree, so read-only checkouts work); later calls load the cache without
+    touching ``data_dir``. ``write_cache=False`` (checkpoint evaluation, which writes nothing)
+    reads a usable cache but neither creates, fills nor cleans one: without it the graphs are
+    built in memory. ``max_graphs`` limits every split to its first N graphs. ``workers``
+    processes build in parallel (default: all CPUs). ``source="dgl"`` converts DGL's built-in
+    superpixel datasets (DGL profile), ``source="pyg"`` PyG's ``GNNBenchmarkDataset``.
     """
     name = _check_name(name)
     params = PARAMS[name]
@@ -614,13 +494,11 @@ def load_superpixels(
     t0 = time.perf_counter()
     info: dict = {"source": source, "data_dir": str(data_dir), "max_graphs": max_graphs}
     if source in ("dgl", "pyg"):
-        splits = (_load_dgl if source == "dgl" else _load_pyg)(name, data_dir, max_graphs)
-        for split_name, split in splits.items():
-            check_graph_split(split, f"{source} {name} {split_name} split",
-                              num_classes=NUM_CLASSES)
+        splits = _downloaded(name, source, data_dir, max_graphs)
         info.update(from_cache=False, build_time_s=time.perf_counter() - t0)
     elif source == "raw":
-        cache = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
+        root = Path(os.environ.get("AUTOGCN_CACHE") or Path.home() / ".cache" / "autogcn")
+        cache = Path(root / "superpixels" if cache_dir is None else cache_dir).expanduser()
         info["params"] = asdict(params)
         splits = _load_raw(name, data_dir, cache, params, max_graphs, workers, progress, info, t0,
                            write_cache)
@@ -696,9 +574,6 @@ def _load_raw(name: str, data_dir: Path, cache: Path, params: SuperpixelParams,
 
 
 if __name__ == "__main__":  # it printed statistics once; scripts/diagnose.py does that now
-    import sys
+    from data.common import retired_command
 
-    print("error: python -m data.superpixels no longer runs; for the statistics: "
-          "python -m scripts.diagnose --sizes_only --dataset MNIST --data_dir DIR",
-          file=sys.stderr)
-    sys.exit(2)
+    retired_command("data.superpixels", "--sizes_only --dataset MNIST")

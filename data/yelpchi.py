@@ -9,44 +9,23 @@ import scipy.sparse as sp
 import torch
 from torch import Tensor
 
-from autogcn.graph import Graph
-from data.common import (
-    DataError,
-    one_line,
-)
-from data.interop import download, require_dgl
-from data.node_datasets import (
-    NUM_CLASSES,
-    NodeDataset,
-    _find,
-    build_graph,
-    check_node_dataset,
-    linkx_fixed_splits,
-)
-
-# --------------------------------------------------------------------------------------------
-# YelpChi (YelpChi.mat, relations merged)
-# --------------------------------------------------------------------------------------------
+from data.common import DataError, one_line
+from data.interop import download_dataset
+from data.node_datasets import NodeDataset, _find, linkx_fixed_splits, make_node_dataset
 
 YELP_RELATIONS = ("net_rsr", "net_rtr", "net_rur")
 Relations = dict[str, tuple[Tensor, Tensor]]
 
 
-def merge_relations(relations: Relations, num_nodes: int) -> tuple[Graph, dict]:
-    """One symmetric graph from the edge lists ``{name: (src, dst)}`` of several relations over
-    the same ``num_nodes`` nodes.
-
-    The union of the edge sets is what LINKX uses (the ``homo`` adjacency of ``YelpChi.mat``);
-    edges present in several relations appear once.
-    """
+def merge_relations(relations: Relations) -> tuple[Tensor, Tensor, dict[str, int]]:
+    """The edge lists ``{name: (src, dst)}`` of several relations over the same nodes as one
+    (int64) edge list, and each relation's edge count. Its symmetrised graph is the union of the
+    edge sets, LINKX's (the ``homo`` adjacency of ``YelpChi.mat``)."""
     srcs = [torch.as_tensor(s, dtype=torch.int64).reshape(-1) for s, _ in relations.values()]
     dsts = [torch.as_tensor(d, dtype=torch.int64).reshape(-1) for _, d in relations.values()]
     src = torch.cat(srcs) if srcs else torch.zeros(0, dtype=torch.int64)
     dst = torch.cat(dsts) if dsts else torch.zeros(0, dtype=torch.int64)
-    g, stats = build_graph(src, dst, num_nodes)
-    stats["relations"] = {name: int(s.numel()) for name, s in zip(relations, srcs, strict=True)}
-    stats["edges_as_given"] = (src, dst)
-    return g, stats
+    return src, dst, {name: int(s.numel()) for name, s in zip(relations, srcs, strict=True)}
 
 
 def read_yelpchi_mat(path: str | os.PathLike) -> dict:
@@ -76,10 +55,8 @@ def read_yelpchi_mat(path: str | os.PathLike) -> dict:
 
 def _yelpchi_from_dgl(data_dir: str | os.PathLike | None) -> dict:
     """YelpChi through DGL's ``FraudYelpDataset`` (downloads the same ``YelpChi.mat``)."""
-    dgl = require_dgl("YELPCHI with --data_source dgl")
-    raw_dir = None if data_dir is None else str(data_dir)
-    hg = download("dgl.data.FraudYelpDataset",
-                   lambda: dgl.data.FraudYelpDataset(raw_dir=raw_dir, verbose=False)[0])
+    hg = download_dataset("dgl", "FraudYelpDataset", "YELPCHI with --data_source dgl",
+                          raw_dir=None if data_dir is None else str(data_dir), verbose=False)[0]
     relations = {etype[1]: tuple(t.to(torch.int64) for t in hg.edges(etype=etype))
                  for etype in hg.canonical_etypes}
     return {"relations": relations, "features": hg.ndata["feature"].to(torch.float32),
@@ -87,13 +64,11 @@ def _yelpchi_from_dgl(data_dir: str | os.PathLike | None) -> dict:
 
 
 def load_yelpchi(data_dir: str | os.PathLike | None, source: str = "raw") -> NodeDataset:
-    """YelpChi from ``YelpChi.mat`` in ``data_dir`` (or ``data_dir/yelp``), read with scipy.
-
-    ``source="raw"``: the file only (a one-line error when absent); ``source="dgl"``:
-    ``dgl.data.FraudYelpDataset`` (downloads into ``data_dir``). The three review
-    relations (R-U-R, R-T-R, R-S-R) are merged into one graph. The 32 features are kept raw, as
-    LINKX does (no normalisation). LINKX's ``yelp-chi-splits.npy`` is used as ``fixed_splits``
-    when present in ``data_dir`` (or ``data_dir/splits``).
+    """YelpChi from ``YelpChi.mat`` in ``data_dir`` (or ``data_dir/yelp``), read with scipy, or
+    (``source="dgl"``) ``dgl.data.FraudYelpDataset`` (downloads into ``data_dir``). The three
+    review relations (R-U-R, R-T-R, R-S-R) are merged into one graph; the 32 features are kept
+    raw, as LINKX does. LINKX's ``yelp-chi-splits.npy`` is used as ``fixed_splits`` when present
+    in ``data_dir`` (or ``data_dir/splits``).
     """
     folder = _find(data_dir, "yelp", ["YelpChi.mat"]) if source == "raw" else None
     if folder is not None:
@@ -104,20 +79,10 @@ def load_yelpchi(data_dir: str | os.PathLike | None, source: str = "raw") -> Nod
         raise DataError(f"YELPCHI: no YelpChi.mat in {data_dir} (or its yelp/ subfolder); copy "
                         "it there, or download it with --data_source dgl (DGL profile: bash "
                         "scripts/setup.sh --dgl)")
-    g, stats = merge_relations(raw["relations"], raw["num_nodes"])
-    given = stats.pop("edges_as_given")
-    ds = NodeDataset(
-        name="YELPCHI",
-        graph=g,
-        edges_as_given=given,
-        features=raw["features"],
-        labels=raw["labels"],
-        num_classes=NUM_CLASSES["YELPCHI"],
-        fixed_splits=linkx_fixed_splits("YELPCHI", data_dir, raw["num_nodes"]),
-        info={
-            "source": where,
-            **stats,
-            "features": "32 handcrafted review features, raw (as LINKX)",
-        },
-    )
-    return check_node_dataset(ds, where)
+    src, dst, counts = merge_relations(raw["relations"])
+    n = raw["num_nodes"]
+    return make_node_dataset(
+        "YELPCHI", where, (src, dst), n, raw["features"], raw["labels"],
+        splits=linkx_fixed_splits("YELPCHI", data_dir, n),
+        info={"relations": counts,
+              "features": "32 handcrafted review features, raw (as LINKX)"})

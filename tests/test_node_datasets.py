@@ -31,6 +31,7 @@ from data.node_datasets import (
     NODE_SOURCES,
     SPLIT_RATIOS,
     NodeDataset,
+    build_graph,
     get_split,
     random_split,
     with_edge_direction,
@@ -486,13 +487,14 @@ def tiny_yelp_relations() -> dict:
 
 def test_merge_relations() -> None:
     rel = tiny_yelp_relations()
-    g, stats = merge_relations(
-        {k[1]: (torch.tensor(s), torch.tensor(d)) for k, (s, d) in rel.items()}, 7)
+    src, dst, counts = merge_relations(
+        {k[1]: (torch.tensor(s), torch.tensor(d)) for k, (s, d) in rel.items()})
+    g, stats = build_graph(src, dst, 7)
     check_graph(g, 7)  # node 6 is isolated and must survive
     expected = undirected(p for s, d in rel.values() for p in zip(s, d, strict=True))
     assert edge_set(g) == expected
     assert stats["self_loops_removed"] == 1
-    assert stats["relations"] == {"net_rsr": 5, "net_rtr": 2, "net_rur": 2}
+    assert counts == {"net_rsr": 5, "net_rtr": 2, "net_rur": 2}
 
 
 def test_yelpchi_from_mat(tmp_path: Path) -> None:
