@@ -28,23 +28,6 @@ fi
 "$PYTHON" -m pip wheel "$WORK/src" --no-deps $isolation --quiet -w "$WORK/dist"
 WHEEL=$(ls "$WORK"/dist/autogcn-*.whl)
 echo "built $(basename "$WHEEL")"
-# the wheel holds the package autogcn and nothing of the benchmark, and the MIT licence, both
-# as a file and in its metadata
-"$PYTHON" - "$WHEEL" "$ROOT/LICENSE" <<'EOF'
-import sys, zipfile
-wheel = zipfile.ZipFile(sys.argv[1])
-names = wheel.namelist()
-tops = {name.split("/")[0] for name in names}
-stray = {t for t in tops if t != "autogcn" and not t.endswith(".dist-info")}
-assert not stray, f"the wheel holds more than autogcn: {sorted(stray)}"
-licences = [n for n in names if ".dist-info/" in n and n.rsplit("/", 1)[-1] == "LICENSE"]
-assert licences, f"the wheel holds no LICENSE file: {names}"
-with open(sys.argv[2], "rb") as own:
-    assert wheel.read(licences[0]) == own.read(), "the wheel's LICENSE differs from the checkout's"
-metadata = wheel.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
-assert "License-Expression: MIT" in metadata, "the wheel's metadata declares no MIT licence"
-print(f"licence: {licences[0]}, License-Expression: MIT")
-EOF
 
 "$PYTHON" -m venv --without-pip "$WORK/venv"
 VENV_PY=$WORK/venv/bin/python
@@ -61,6 +44,10 @@ for pkg in data layers train; do
 done
 printf 'class Graph:  # the user project\x27s own\n    pass\n' > "$PROJECT/data/graph.py"
 cat > "$PROJECT/train/two_steps.py" <<'EOF'
+import sys
+from importlib.metadata import files, metadata
+from pathlib import Path
+
 import torch
 
 import autogcn
@@ -69,6 +56,17 @@ import layers
 from autogcn import AutoGCNConv, BernNetProp, ChebNetIIProp, GPRGNNProp, JacobiConvProp
 
 assert "site-packages" in autogcn.__file__, autogcn.__file__  # the installed copy
+# the wheel held the package autogcn and nothing of the benchmark, and the MIT licence, both as
+# a file and in its metadata
+installed = files("autogcn")
+stray = {f.parts[0] for f in installed} - {"autogcn"}
+assert all(t.endswith(".dist-info") for t in stray), f"the wheel holds more than autogcn: {stray}"
+licences = [f for f in installed if f.name == "LICENSE" and ".dist-info" in str(f)]
+assert len(licences) == 1, f"the wheel holds {len(licences)} LICENSE files, not one"
+licence = licences[0]
+assert licence.read_text() == Path(sys.argv[1]).read_text(), "the wheel's LICENSE differs"
+assert metadata("autogcn")["License-Expression"] == "MIT", "no MIT licence in its metadata"
+print(f"licence: {licence}, License-Expression: MIT")
 assert data.graph.Graph.__module__ == "data.graph" and layers.OWNER == "the user project"
 torch.manual_seed(0)
 edge_index = torch.tensor([[0, 1, 1, 2, 2, 3], [1, 0, 2, 1, 3, 2]])
@@ -90,4 +88,4 @@ assert all(torch.isfinite(torch.tensor(losses))), losses
 print(f"trained two steps from {autogcn.__file__}: losses {losses[0]:.4f}, {losses[1]:.4f}")
 EOF
 cd "$PROJECT"
-"$VENV_PY" -m train.two_steps
+"$VENV_PY" -m train.two_steps "$ROOT/LICENSE"

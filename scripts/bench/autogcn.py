@@ -1,6 +1,6 @@
 """AutoGCN's training epoch against GCN's, eager and compiled, side by side on the same
-mini-batches: ``python -m scripts.bench autogcn --help``; what it measures and prints, and the
-figures it gave: docs/performance.md."""
+mini-batches, with their first epochs and peak memory (docs/performance.md: what it measures,
+and the figures it gave)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from functools import partial
 import torch
 from torch import nn
 
-from data.common import DataError, GraphSplit, collate_graphs
+from data.common import DataError, GraphDataset, GraphSplit, collate_graphs
 from nets.gnn_net import NetIO
 from nets.registry import count_parameters, uses_self_loops
 from scripts import cli
@@ -33,6 +33,7 @@ from scripts.bench.timing import (
     sync,
     twins,
 )
+from train.loop import GraphBatches
 from train.tasks import SBM, SUPERPIXELS, ZINC, Task
 
 MODELS = {"AUTOGCN": "AutoGCN", "GCN": "GCN"}  # registry name -> printed name
@@ -82,28 +83,22 @@ def load_split(dataset: str, n: int, args: argparse.Namespace, split: str = "tra
 
 
 def make_batches(split: GraphSplit, batch_size: int, device: torch.device) -> list[tuple]:
-    """Fixed batches ``(graph, node features, labels, snorm_n)`` on ``device``."""
+    """Fixed batches ``(graph, labels, snorm_n)``, collated as the training loop does, on
+    ``device``."""
     batches = []
     for start_at in range(0, len(split), batch_size):
         samples = [split[i] for i in range(start_at, min(start_at + batch_size, len(split)))]
-        g, labels, snorm_n = collate_graphs(samples)
-        g = g.to(device)
-        batches.append((g, g.ndata["feat"], labels.to(device), snorm_n.to(device)))
+        batches.append(tuple(part.to(device) for part in collate_graphs(samples)))
     return batches
 
 
 # ------------------------------------------------------------------------------------- timing
-def train_epoch(c: Candidate, task: Task) -> None:
-    """One training epoch over the fixed batches: forward, loss, backward, optimiser step."""
+def train_epoch(c: Candidate, loop: GraphBatches) -> None:
+    """One training epoch over the fixed batches, each the training loop's step (forward, loss,
+    backward, optimiser step)."""
     c.net.train()
-    for g, h, labels, snorm_n in c.batches:
-        c.optimizer.zero_grad()
-        loss = task.loss(c.net(g, h, snorm_n), labels)
-        aux = getattr(c.net, "auxiliary_loss", None)
-        if callable(aux):
-            loss = loss + aux()
-        loss.backward()
-        c.optimizer.step()
+    for batch in c.batches:
+        loop.train_step(c.net, c.optimizer, batch)
 
 
 def peak_memory_mb(fn: Callable[[], None], device: torch.device) -> float:
@@ -187,7 +182,7 @@ def report(dataset: str, cands: list[Candidate], t: Timings, defaults: dict[str,
     by = {(c.model, c.compiled): t.median(c.name) for c in cands}
     ratio, line = gcn_ratio_line(dataset, by, defaults)
     print(line, flush=True)
-    out = {"dataset": dataset, "ratio_gcn": ratio, "default": defaults}
+    out = {"ratio_gcn": ratio, "default": defaults}
     measured = sorted({c.compiled for c in cands})
     for m in measured:
         out[f"ratio_gcn_{mode(m)}"] = by["AUTOGCN", m] / by["GCN", m]
@@ -202,8 +197,7 @@ def report(dataset: str, cands: list[Candidate], t: Timings, defaults: dict[str,
             out[f"compiled_over_eager_{model}"], line = compiled_over_eager_line(
                 label, dataset, t.median(eager), t.median(comp), detail)
             print(line, flush=True)
-    out.update(s_per_epoch=t.medians(), memory_mb=memory,
-               warm_up_s={c.name: t.warm_up(c.name) for c in cands})
+    out.update(s_per_epoch=t.medians(), memory_mb=memory)
     return out
 
 
@@ -224,7 +218,9 @@ def run_dataset(dataset: str, args: argparse.Namespace, device: torch.device,
           f"{torch.__version__}; median of {args.epochs} interleaved repeats, {args.clock} "
           "clock", flush=True)
     print("default mode of a full training run here: " + "; ".join(words), flush=True)
-    epochs = {c.name: partial(train_epoch, c, task) for c in cands}
+    loop = GraphBatches(GraphDataset(dataset, split, None, None, io.in_dim, io.num_classes),
+                        task, args.batch_size, device)
+    epochs = {c.name: partial(train_epoch, c, loop) for c in cands}
     timings = interleave(epochs, args.epochs, device)
     for c in cands:
         # No gradients left from the last epoch: the profiler would see them freed without

@@ -1,6 +1,5 @@
-"""AutoGCNConv's forward+backward time on PubMed beside PyG's GCNConv, beside its own floor,
-with a learned edge weight, and under PyG's explanation masks: ``python -m scripts.bench conv
---help``; the groups measured and the figures: docs/performance.md and docs/layer.md."""
+"""AutoGCNConv's forward and backward on PubMed beside PyG's GCNConv and its own floor, with a
+learned edge weight, and under PyG's explanation masks (docs/performance.md, docs/layer.md)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""One AutoGCN and one GCN hidden layer, eager and compiled, against their floors (the products
-they cannot avoid): ``python -m scripts.bench layers --help``; what it measures and the figures
-it gave: docs/performance.md."""
+"""One AutoGCN and one GCN hidden layer, eager and compiled, against their floors: the products
+they cannot avoid (docs/performance.md: what it measures, and the figures it gave)."""
 
 from __future__ import annotations
 

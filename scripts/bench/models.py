@@ -1,6 +1,5 @@
-"""Every model's training epoch relative to GCN's, eager and compiled, on reduced SBM-CLUSTER
-and ZINC data: ``python -m scripts.bench models --help``; what it measures and prints:
-docs/performance.md. Models run one after the other, not interleaved with GCN."""
+"""Every model's training epoch relative to GCN's, eager and compiled, on reduced SBM_CLUSTER
+and ZINC data; models run one after the other, not interleaved with GCN (docs/performance.md)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""What saving a run's state after every epoch (``--resume``, train/run_folder.py) costs against
-the epoch it follows, for AutoGCN trained by ``train.runner`` at its published ZINC and
-SBM_PATTERN configs: ``python -m scripts.bench state --help``; docs/performance.md."""
+"""What saving a run's state after every epoch (``--resume``) costs against the epoch, for
+AutoGCN trained by ``train.runner`` at its ZINC and SBM_PATTERN configs (docs/performance.md)."""
 
 from __future__ import annotations
 

@@ -42,11 +42,9 @@ _clock = CLOCKS["wall"]
 #: The options several benchmarks take, spelt once (:func:`new_parser`).
 OPTIONS = {
     "compile": dict(choices=list(COMPILE_CHOICES), default="both",
-                    help="measure each model eager and compiled (both, the default), compiled "
-                         "only (on) or eager only (off)"),
+                    help="both (default): each model eager and compiled; on or off: one mode"),
     "clock": dict(choices=list(CLOCKS), default="wall",
-                  help="wall time (default) or the process's CPU time, steadier on a machine "
-                       "shared with other jobs (CPU only)"),
+                  help="wall (default) or the process's CPU time, steadier on a shared CPU"),
     "device": dict(type=cli.device_name, default="cpu", help="cpu, cuda or cuda:N (default cpu)"),
     "zinc_dir": dict(type=cli.data_folder, default="datasets/ZINC", metavar="DIR",
                      help="folder of the ZINC raw pickles"),
