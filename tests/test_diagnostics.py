@@ -311,13 +311,13 @@ def test_feature_signal_and_the_mean_over_graphs():
 def tiny_autogcn_checkpoint(path: Path, in_dim: int, classes: int) -> Path:
     from nets.gnn_net import NetIO
     from nets.registry import build_net
-    from train.checkpoint import save_checkpoint
+    from train.checkpoint import checkpoint_bytes
     from train.config import load_config
 
     cfg = load_config("configs/node_classification_AUTOGCN_SQUIRREL.json")
     io = NetIO("single_graph", "linear", in_dim, classes)
     net = build_net(cfg["model"], io, cfg["net_params"])
-    save_checkpoint(path, net, cfg, io, seed=1, run=0, epoch=0)
+    path.write_bytes(checkpoint_bytes(net.state_dict(), cfg, io, seed=1, run=0, epoch=0))
     return path
 
 

@@ -25,7 +25,7 @@ from scripts.report import reproduction as report
 from scripts.report.__main__ import main
 from scripts.report.cells import load_tables
 from scripts.sweep import build_command, load_table, script_config
-from train.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from train.checkpoint import CheckpointError, checkpoint_bytes, load_checkpoint
 from train.config import load_config
 from train.run_folder import CELL_FREE, difference, summarise
 
@@ -56,7 +56,8 @@ def fake_cell(out_root: Path, table: str, model: str, dataset: str, io: NetIO,
     runs = []
     for i, (seed, value) in enumerate(zip(SEEDS, values, strict=False)):
         name = f"run{i}_seed{seed}_best.pt"
-        save_checkpoint(folder / "checkpoints" / name, net, cfg, io, seed, i, 3)
+        (folder / "checkpoints" / name).write_bytes(
+            checkpoint_bytes(net.state_dict(), cfg, io, seed, i, 3))
         final = {"train": {metric: value}, "val": {metric: value}, "test": None}
         final[split] = {metric: value}
         runs.append({"seed": seed, "epochs": 4, "s_per_epoch": 0.5, "total_time_s": 2.0,

@@ -34,7 +34,7 @@ from scripts import sweep
 from scripts.report.cells import cell_result
 from tests.data_writers import molecule, write_mnist, write_tiny_zinc, write_zinc
 from train import interrupts
-from train.errors import OutputError
+from train.errors import UsageError
 from train.run_folder import RunFolder, check_out_dir, refresh_status
 from train.tasks import SBM, SUPERPIXELS, ZINC
 
@@ -169,7 +169,7 @@ def test_out_dir_through_a_broken_link(make, below, names, sbm_data, tmp_path, c
     link = tmp_path / "out"
     make(link)
     out = link / "runs" if below else link
-    with pytest.raises(OutputError) as err:
+    with pytest.raises(UsageError) as err:
         check_out_dir(out)
     assert "\n" not in str(err.value) and all(n in str(err.value) for n in names)
     before = sorted(os.listdir(tmp_path))

@@ -44,7 +44,7 @@ def fx(tmp_path_factory) -> Path:
     """Tiny data in the real formats, an AutoGCN checkpoint, and a plain file."""
     from nets.gnn_net import NetIO
     from nets.registry import build_net
-    from train.checkpoint import save_checkpoint
+    from train.checkpoint import checkpoint_bytes
     from train.config import load_config
 
     root = tmp_path_factory.mktemp("tools")
@@ -54,8 +54,9 @@ def fx(tmp_path_factory) -> Path:
     cfg = load_config(ROOT / "configs/node_classification_AUTOGCN_SQUIRREL.json")
     cfg["data"]["data_dir"] = str(root / "squirrel")
     io = NetIO("single_graph", "linear", 12, 5)
-    save_checkpoint(root / "ck.pt", build_net(cfg["model"], io, cfg["net_params"]), cfg, io,
-                    seed=1, run=0, epoch=0)
+    net = build_net(cfg["model"], io, cfg["net_params"])
+    (root / "ck.pt").write_bytes(checkpoint_bytes(net.state_dict(), cfg, io, seed=1, run=0,
+                                                  epoch=0))
     (root / "results").mkdir()
     (root / "afile").write_text("not a folder")
     (root / "loop").symlink_to("loop")  # a symbolic link loop: "exists" for no check

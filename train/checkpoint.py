@@ -1,11 +1,6 @@
-"""Checkpoints and run states: what they hold, and the one place that encodes and reads them.
-
-A checkpoint is a plain dict (``state_dict``, ``config``, ``io`` — see
-:class:`~nets.gnn_net.NetIO` — ``seed``, ``run``, ``epoch``); a run's state (``state.pt``, what
-an unfinished seed needs to continue: :class:`Progress`, the modules, the random states) is
-plain values and tensors with a format version and a digest. Both load with
-``torch.load(weights_only=True)``: no code is unpickled, whichever torch wrote them. The run
-folder (:mod:`train.run_folder`) decides where they are written.
+"""Checkpoints and run states (``state.pt``): the one place that encodes and reads them. Both
+are plain values and tensors, loaded with ``torch.load(weights_only=True)``: no code is
+unpickled. Where they are written: :mod:`train.run_folder`.
 """
 
 from __future__ import annotations
@@ -16,7 +11,7 @@ import pickle
 import random
 import warnings
 import zlib
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,19 +19,15 @@ import numpy as np
 import torch
 from torch import nn
 
-from data.files import write_atomic
 from nets.gnn_net import NetIO
 from nets.registry import build_net
 from train.errors import CheckpointError, first_line
-from train.tasks import EarlyStopping
 
 REQUIRED = ("state_dict", "config", "io")
 
 
 def to_bytes(obj: dict[str, Any]) -> bytes:
-    """``torch.save`` in memory: the file is then written in one atomic write, so a crash or a
-    full disk leaves the previous file in place and fails as a plain ``OSError`` of the file
-    (:class:`~data.files.WriteError` names the folder), not inside torch's zip writer."""
+    """``torch.save`` in memory, for one atomic write (not a failure inside torch's zip writer)."""
     buffer = _io.BytesIO()
     torch.save(obj, buffer)
     return buffer.getvalue()
@@ -48,18 +39,11 @@ def _load(path: str | os.PathLike) -> Any:
         return torch.load(path, map_location="cpu", weights_only=True)
 
 
-def checkpoint_bytes(model: nn.Module | dict[str, torch.Tensor], cfg: dict[str, Any], io: NetIO,
+def checkpoint_bytes(weights: dict[str, torch.Tensor], cfg: dict[str, Any], io: NetIO,
                      seed: int, run: int, epoch: int) -> bytes:
-    """A checkpoint of ``model`` (the net, or its ``state_dict``), encoded."""
-    weights = model if isinstance(model, dict) else model.state_dict()
+    """A checkpoint of the net's ``state_dict`` ``weights``, encoded."""
     return to_bytes({"state_dict": weights, "config": cfg, "io": io.as_dict(), "seed": seed,
                      "run": run, "epoch": epoch})
-
-
-def save_checkpoint(path: str | os.PathLike, model: nn.Module | dict[str, torch.Tensor],
-                    cfg: dict[str, Any], io: NetIO, seed: int, run: int, epoch: int) -> None:
-    """Write a checkpoint of ``model`` atomically (a full disk: one line naming the folder)."""
-    write_atomic(path, checkpoint_bytes(model, cfg, io, seed, run, epoch))
 
 
 def load_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
@@ -93,11 +77,7 @@ def load_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
 
 
 def model_from_checkpoint(ckpt: dict[str, Any], io: NetIO | None = None) -> nn.Module:
-    """The checkpoint's net with its weights loaded (CPU, eval mode).
-
-    ``io``: the sizes of the data it will be used on; a mismatch with the checkpoint's is a
-    :class:`CheckpointError`.
-    """
+    """The checkpoint's net with its weights loaded (CPU, eval mode), for data of sizes ``io``."""
     cfg = ckpt["config"]
     try:
         saved = NetIO.from_dict(ckpt["io"])
@@ -119,7 +99,7 @@ def model_from_checkpoint(ckpt: dict[str, Any], io: NetIO | None = None) -> nn.M
 
 
 # ----------------------------------------------------------------------------- run state
-#: The state file of a run folder: what an unfinished run needs to continue (see save_state).
+#: The state file of a run folder: what an unfinished run needs to continue.
 STATE_FILE = "state.pt"
 #: Version of the state file's layout; a state of another version is refused, not guessed at.
 STATE_FORMAT = 1
@@ -135,14 +115,8 @@ def state_bytes(state: dict[str, Any]) -> bytes:
     return to_bytes({"format": STATE_FORMAT, "digest": state_digest(state), "state": state})
 
 
-def save_state(path: str | os.PathLike, state: dict[str, Any]) -> None:
-    """Write a run's state atomically (:func:`state_bytes`)."""
-    write_atomic(path, state_bytes(state))
-
-
 def load_state(path: str | os.PathLike) -> dict[str, Any]:
-    """The state saved at ``path`` (on the CPU); :class:`ResumeError` if the file is truncated,
-    damaged, or of another format version."""
+    """The state saved at ``path`` (on the CPU); :class:`ResumeError` if it is not whole."""
     try:
         saved = _load(path)
     except Exception as err:  # a truncated or garbled zip fails in many ways, all meaning "no"
@@ -162,10 +136,9 @@ def load_state(path: str | os.PathLike) -> dict[str, Any]:
 def state_digest(obj: Any) -> str:
     """A CRC-32 (it tells damage, not tampering) of nested dicts, lists, scalars and tensors,
     independent of dict order."""
-    crc = 0
-
-    def feed(value: Any) -> None:
-        nonlocal crc
+    crc, todo = 0, [obj]
+    while todo:  # depth first, in order
+        value = todo.pop()
         if isinstance(value, torch.Tensor):
             flat = value.detach().cpu().contiguous().reshape(-1)
             crc = zlib.crc32(f"T{value.dtype}{tuple(value.shape)}".encode(), crc)
@@ -173,23 +146,17 @@ def state_digest(obj: Any) -> str:
                 crc = zlib.crc32(flat.view(torch.uint8).numpy(), crc)
         elif isinstance(value, dict):
             crc = zlib.crc32(f"D{len(value)}".encode(), crc)
-            for key in sorted(value, key=repr):
-                feed(key)
-                feed(value[key])
+            todo += reversed([x for key in sorted(value, key=repr) for x in (key, value[key])])
         elif isinstance(value, (list, tuple)):
             crc = zlib.crc32(f"L{len(value)}".encode(), crc)
-            for item in value:
-                feed(item)
+            todo += reversed(value)
         else:
             crc = zlib.crc32(f"V{value!r};".encode(), crc)
-
-    feed(obj)
     return f"crc32:{crc:08x}"
 
 
 def rng_state(generator: torch.Generator | None = None) -> dict[str, Any]:
-    """The random states a run draws from (torch, CUDA, numpy, ``random``, the loader's
-    ``generator``) as plain values and tensors."""
+    """The random states a run draws from (torch, CUDA, numpy, ``random``, ``generator``)."""
     _, keys, pos, has_gauss, gauss = np.random.get_state()
     version, internal, gauss_next = random.getstate()
     return {
@@ -218,8 +185,7 @@ def set_rng_state(state: dict[str, Any], generator: torch.Generator | None = Non
 
 @dataclass
 class Progress:
-    """How far one seed's training has got: what the epoch loop carries from epoch to epoch
-    besides the modules (``epoch``: the last one finished, -1 before the first)."""
+    """What a seed's epoch loop carries besides the modules (``epoch``: the last finished)."""
 
     epoch: int = -1
     best_epoch: int = -1
@@ -228,35 +194,3 @@ class Progress:
     elapsed_s: float = 0.0
     stop_reason: str | None = None  # set once the run has decided to stop (early stop, min_lr)
     scalars: list[dict[str, float]] = field(default_factory=list)  # tensorboard's, per epoch
-
-
-def run_state(index: int, seed: int, cfg: dict[str, Any], fingerprint: dict[str, Any],
-              progress: Progress, model: nn.Module, optimizer: torch.optim.Optimizer,
-              scheduler: Any, stopping: EarlyStopping,
-              generator: torch.Generator | None) -> dict[str, Any]:
-    """The state of seed ``index`` after ``progress.epoch`` (for :func:`state_bytes`), taken
-    after all that epoch draws at random."""
-    return {
-        "run": index, "seed": seed, "config": cfg, "fingerprint": fingerprint, **vars(progress),
-        "model": model.state_dict(), "optimizer": optimizer.state_dict(),
-        "scheduler": scheduler.state_dict() if scheduler is not None else None,
-        "stopping": stopping.state_dict(), "rng": rng_state(generator),
-    }
-
-
-def restore_run(state: dict[str, Any], model: nn.Module, optimizer: torch.optim.Optimizer,
-                scheduler: Any, stopping: EarlyStopping, loop: Any) -> Progress:
-    """Put the saved ``state`` into freshly built modules and ``loop`` (its workers started
-    first, see :meth:`~train.loop.GraphBatches.start_workers`); the random states last."""
-    device = next(model.parameters()).device
-    model.load_state_dict(state["model"])
-    optimizer.load_state_dict(state["optimizer"])
-    if scheduler is not None:
-        scheduler.load_state_dict(state["scheduler"])
-    stopping.load_state_dict(state["stopping"])
-    loop.start_workers()
-    set_rng_state(state["rng"], loop.generator)
-    progress = Progress(**{f.name: state[f.name] for f in fields(Progress)})
-    if progress.best_state is not None:
-        progress.best_state = {k: v.to(device) for k, v in progress.best_state.items()}
-    return progress

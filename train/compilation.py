@@ -1,9 +1,6 @@
-"""``torch.compile`` for the dense parts of a net (the config's ``params.compile``).
-
-Only the methods a module names in ``compiled_regions`` are compiled, once per class, with
-dynamic shapes. ``"auto"`` compiles runs of at least :data:`MIN_STEPS` optimiser steps without
-``params.deterministic`` where the toolchain works; whatever fails to compile runs eagerly, with
-one log line. The regions and the measurements: docs/performance.md.
+"""``torch.compile`` for the dense parts of a net (``params.compile``): only the methods a module
+names in ``compiled_regions``, once per class, with dynamic shapes; whatever fails to compile
+runs eagerly, with one log line. The regions and the measurements: docs/performance.md.
 """
 
 from __future__ import annotations
@@ -40,11 +37,10 @@ def torch_version() -> tuple[int, int]:
 
 
 def unavailable(device: torch.device) -> str | None:
-    """Why compiling cannot work on ``device`` here (``None``: it can), found by compiling a
-    two-operation function once per device type (a missing C++ compiler, a broken Triton)."""
+    """Why compiling a tiny function fails on ``device`` (a missing C++ compiler, a broken
+    Triton), once per device type; ``None``: it works."""
     if torch_version() < MIN_TORCH:
-        return (f"torch {torch.__version__} is older than "
-                f"{'.'.join(map(str, MIN_TORCH))}")
+        return f"torch {torch.__version__} is older than {'.'.join(map(str, MIN_TORCH))}"
     if device.type not in _probed:
         try:
             probe = torch.compile(lambda x: torch.sigmoid(x) * x + 1, dynamic=True)
@@ -57,8 +53,7 @@ def unavailable(device: torch.device) -> str | None:
 
 def decide(setting: str | bool, device: torch.device, steps: int,
            deterministic: bool = False) -> tuple[bool, str]:
-    """Whether to compile, and why in words, for ``params.compile = setting`` and a run of
-    ``steps`` optimiser steps (``"auto"`` stays eager under ``params.deterministic``)."""
+    """Whether to compile, and why in words, for ``setting`` and a run of ``steps`` steps."""
     setting = ALIASES.get(setting, setting)
     if setting == "off":
         return False, "off (params.compile)"
@@ -74,8 +69,7 @@ def decide(setting: str | bool, device: torch.device, steps: int,
 
 def prepare(net: nn.Module, name: str, setting: str | bool, device: torch.device, steps: int,
             deterministic: bool = False) -> tuple[bool, str]:
-    """:func:`decide`, then :func:`compile_regions` when it says so; whether ``net`` (the model
-    ``name``) now runs compiled, and why in words (also when it has no compiled region)."""
+    """:func:`decide`, then :func:`compile_regions`; whether ``net`` now runs compiled, and why."""
     compiled, why = decide(setting, device, steps, deterministic)
     if compiled and not compile_regions(net):
         return False, f"off: no part of {name} is compiled (docs/performance.md)"
@@ -83,8 +77,7 @@ def prepare(net: nn.Module, name: str, setting: str | bool, device: torch.device
 
 
 def compile_regions(net: nn.Module) -> int:
-    """Compile, in place, every method named by a module's ``compiled_regions``; returns how
-    many module methods were replaced. :func:`eager` undoes it."""
+    """Compile, in place, every method a module names in ``compiled_regions``; how many."""
     _raise_recompile_limit()
     replaced = 0
     for module in net.modules():
@@ -95,8 +88,8 @@ def compile_regions(net: nn.Module) -> int:
 
 
 def _raise_recompile_limit() -> None:
-    """One compiled variant per width, mode and set of inputs: a net can pass torch's default
-    of 8 per region, after which the region would silently run eagerly."""
+    """A net can pass torch's default of 8 compiled variants per region (one per width, mode and
+    set of inputs), after which the region would silently run eagerly."""
     config = torch._dynamo.config
     name = "recompile_limit" if hasattr(config, "recompile_limit") else "cache_size_limit"
     setattr(config, name, max(getattr(config, name), RECOMPILE_LIMIT))
@@ -116,8 +109,7 @@ def is_compiled(net: nn.Module) -> bool:
 
 
 class _Region:
-    """A module's method compiled; it falls back to the method itself, for good and with one
-    log line, if the compiler fails on it (an error of the compiler, not of the inputs)."""
+    """A module's method compiled; it runs eagerly for good, logged once, if the compiler fails."""
 
     def __init__(self, module: nn.Module, name: str) -> None:
         self.module, self.name = module, name
@@ -141,8 +133,7 @@ class _Region:
             return out
 
     def __deepcopy__(self, memo: dict) -> _Region:
-        """The copy of a module gets its own region, bound to the copy (the compiled code is
-        shared: it takes the parameters as inputs)."""
+        """The copy of a module gets its own region, bound to the copy (the code is shared)."""
         module = copy.deepcopy(self.module, memo)
         region = _Region(module, self.name)
         if self.compiled is None:
@@ -167,8 +158,7 @@ def _first_line(err: BaseException) -> str:
 
 
 class WarmUp:
-    """The compile warm-up, taken as how much longer the first epoch of a compiled run took
-    than the second; logged once (``seconds`` stays ``None`` for an eager run)."""
+    """The compile warm-up: how much longer a compiled run's first epoch took than its second."""
 
     def __init__(self, active: bool) -> None:
         self.active, self.first, self.seconds = active, None, None

@@ -1,10 +1,7 @@
-"""Experiment configuration: the authors' JSON schema, validated on load, defaults in one place.
-
-The sections of the benchmarking-gnns release (``gpu``, ``model``, ``dataset``, ``out_dir``,
-``params``, ``net_params``) plus this project's ``data``. Each key's type, default, range and
-help are declared once, in :data:`SCHEMA` (the command line and its ``--help`` come from it);
-an unknown key is an error (``_``-keys are comments). A model's own options are checked by its
-layers: the net is built on the ``meta`` device at load (:func:`check_applies`).
+"""Experiment configuration: the authors' JSON schema (plus this project's ``data`` section),
+validated on load. Each key's type, default, range and help are declared once, in
+:data:`SCHEMA`; an unknown key is an error (``_``-keys are comments). A model's own options are
+checked by its layers: the net is built on the ``meta`` device (:func:`check_applies`).
 """
 
 from __future__ import annotations
@@ -35,14 +32,11 @@ from train.tasks import EARLY_STOP_RULES, Task, task_for_dataset
 
 @dataclass(frozen=True)
 class Field:
-    """One config key: accepted types, default, and the values it may take.
-
-    ``default=None``: decided later, and ``null`` is valid (for no other key). ``aliases`` map
-    other spellings to ``choices`` (the authors' ``gate: true``); ``items``: the types of a list's
-    elements; ``path``: a folder (``~`` expanded, bad names refused). ``shared``: where a key the
-    model or dataset does not use is accepted (:func:`check_applies`): ``"all"`` net-wide
-    settings, ``"files"`` keys the authors' files carry for every model, ``""`` nowhere.
-    """
+    """One config key. ``default=None``: decided later (``null`` is valid for no other key).
+    ``aliases`` map other spellings to ``choices`` (the authors' ``gate: true``); ``items``: a
+    list's element types; ``path``: a folder (``~`` expanded). ``shared``: where a key the model
+    or dataset does not use is accepted (:func:`check_applies`): ``"all"`` net-wide settings,
+    ``"files"`` keys the authors' files carry for every model, ``""`` nowhere."""
 
     types: tuple[type, ...]
     default: Any
@@ -92,160 +86,107 @@ def _choice(default: Any, help: str, choices: tuple | None = None,
 _UNUSED = "accepted so the authors' config files run unchanged; no effect here"
 _DROPOUT = {"low": 0.0, "high": 1.0, "inclusive": (True, False)}
 
+_POLY = "GPRGNN/BERNNET/CHEBNETII/JACOBICONV/OPTBASIS"  # a help's scope: check_applies
+_NODE = "single-graph node tasks"
 # section -> key -> Field. The single place where options, defaults and checks live.
 SCHEMA: dict[str, dict[str, Field]] = {
     "gpu": {
         "use": _bool(True, "train on a GPU when one is available (else the CPU, logged)"),
-        "id": _int(0, "GPU index (a config's nonexistent id falls back to 0 with a warning)", 0,
-                   1023),
+        "id": _int(0, "GPU index (a config's missing GPU falls back to 0, logged)", 0, 1023),
     },
     "params": {
-        "seed": _int(41, "first run seed (runs use seed, seed+1, ...) when --seed is given; "
-                         "otherwise the release's seeds 4565, 7432, ...", 0, MAX_SEED),
+        "seed": _int(41, "first run seed with --seed (else the release's seeds)", 0, MAX_SEED),
         "epochs": _int(1000, "maximum epochs per run", 1),
         "batch_size": _int(128, "graphs per mini-batch", 1),
         "init_lr": _float(1e-3, "initial Adam learning rate", 0.0, inclusive=(False, True)),
         "lr_reduce_factor": _float(0.5, "ReduceLROnPlateau factor", 0.0, 1.0, (False, False)),
-        "lr_schedule_patience": _int(5, "epochs without validation-loss improvement before the "
-                                        "learning rate is reduced", 0),
+        "lr_schedule_patience": _int(5, "epochs without improvement before the lr is reduced", 0),
         "min_lr": _float(1e-5, "stop once the learning rate falls below this", 0.0),
         "weight_decay": _float(0.0, "Adam weight decay", 0.0),
         "print_epoch_interval": _int(5, "log a line every N epochs", 1),
         "max_time": _float(48.0, "stop a run after this many hours", 0.0, inclusive=(False, True)),
         "runs": _int(1, "seeds to train, one after the other", 1, MAX_RUNS),
-        "scheduler": _choice(None, "learning-rate schedule (default: plateau, none for "
-                                   "single-graph node classification as in the release)",
-                             ("plateau", "none")),
-        "early_stop": _choice("none", "which epoch's weights are kept and when a run stops "
-                                      "early: none (the release), val_loss_window (GPR-GNN, "
-                                      "BernNet, ChebNetII), val_metric_patience (JacobiConv) or "
-                                      "val_metric_strict (OptBasisGNN); train/tasks.py",
-                             EARLY_STOP_RULES),
+        "scheduler": _choice(None, "lr schedule: plateau (one graph: none)", ("plateau", "none")),
+        "early_stop": _choice("none", "model selection (docs/reproducing.md)", EARLY_STOP_RULES),
         "early_stop_patience": _int(200, "epochs for early_stop (the papers use 200)", 1),
-        "deterministic": _bool(False, "repeatable runs: the same seed on the same device gives "
-                                      "identical metrics; slower (docs/reproducing.md)"),
-        "compile": Field((bool, str), "auto",
-                         "torch.compile the dense parts of the net: on (true), off (false) or "
-                         "auto (docs/performance.md)", COMPILE_SETTINGS, COMPILE_ALIASES),
+        "deterministic": _bool(False, "repeatable runs, slower (docs/reproducing.md)"),
+        "compile": Field((bool, str), "auto", "torch.compile the dense parts of the net "
+                         "(docs/performance.md)", COMPILE_SETTINGS, COMPILE_ALIASES),
     },
     "net_params": {
         "L": _int(4, "graph layers", 1, MAX_LAYERS, shared="all"),
         "hidden_dim": _int(90, "hidden width (per head for GAT)", 1, MAX_WIDTH, shared="all"),
-        "out_dim": _int(None, "width of the last graph layer (default: hidden_dim)", 1,
-                        MAX_WIDTH, shared="all"),
+        "out_dim": _int(None, "last graph layer's width (default: hidden_dim)", 1, MAX_WIDTH,
+                        shared="all"),
         "residual": _bool(True, "residual connections (where widths match)", shared="all"),
         "readout": Field((str,), "mean", "graph readout", READOUTS, shared="all"),
         "in_feat_dropout": _float(0.0, "dropout on the embedded input", **_DROPOUT, shared="all"),
         "dropout": _float(0.0, "dropout in the layers", **_DROPOUT, shared="all"),
         "graph_norm": _bool(True, "graph-size normalisation (x / sqrt(N_g))", shared="all"),
         "batch_norm": _bool(True, "batch normalisation in every layer", shared="all"),
-        "self_loop": _bool(False, "add self-loops (GCN, GAT, SGC only; never AutoGCN)",
-                           shared="files"),
-        "builtin": _bool(True, _UNUSED),
-        # AutoGCN
-        "K": _int(16, "AutoGCN: size of the over-parameterisation grid (not a hop count)", 1,
-                  1024, shared="files"),
-        "num_filters": _int(1, "AutoGCN: parallel filter banks, summed (the layer's "
-                               "`num_banks`)", 1, 64, shared="files"),
-        "opt": _choice("over", "AutoGCN filter parameterisation (the layer's `mode`)",
-                      shared="files"),
-        "gate": Field((bool, str), "sequential", "AutoGCN complementary gate (the layer's "
-                      "`gate`; true = sequential, false = none)", shared="files"),
-        "filters": Field((list, str), list(FILTERS), "AutoGCN filters to use, e.g. low,high",
+        "self_loop": _bool(False, "add self-loops (GCN, GAT, SGC; never AutoGCN)", shared="files"),
+        # AutoGCN (the layer's names: K grid_size, num_filters num_banks, opt mode)
+        "K": _int(16, "AutoGCN: over-parameterisation grid size", 1, 1024, shared="files"),
+        "num_filters": _int(1, "AutoGCN: parallel filter banks, summed", 1, 64, shared="files"),
+        "opt": _choice("over", "AutoGCN: filter parameterisation", shared="files"),
+        "gate": Field((bool, str), "sequential", "AutoGCN: complementary gate (true = "
+                      "sequential, false = none)", shared="files"),
+        "filters": Field((list, str), list(FILTERS), "AutoGCN: filters, e.g. low,high",
                          items=(str,)),
-        "single_a_init": _float(0.0, "AutoGCN mode single: initial a (the release's 0 never "
-                                     "moves)"),
+        "single_a_init": _float(0.0, "AutoGCN mode single: initial a"),
         # baselines
         "n_heads": _int(8, "GAT attention heads", 1, 64),
         "kernel": _int(3, "MoNet Gaussian kernels", 1, 64),
         "pseudo_dim_MoNet": _int(2, "MoNet pseudo-coordinate width", 1, 64),
         "n_mlp_GIN": _int(2, "GIN: linear layers per update MLP", 1, 64),
         "learn_eps_GIN": _bool(True, "GIN: learn epsilon"),
-        "neighbor_aggr_GIN": _choice("sum", "GIN neighbour aggregation (the layer's `aggregator`)"),
-        "gin_release_forward": _bool(False, "GIN on single graphs: the release's forward "
-                                            "(the output layer is not run, the hidden_dim "
-                                            "outputs are the class scores, and the MLP's batch "
-                                            "norm is built but not applied); false: both run"),
+        "neighbor_aggr_GIN": _choice("sum", "GIN neighbour aggregation"),
+        "gin_release_forward": _bool(False, "GIN on single graphs: the release's forward"),
         "gin_output_layer": _bool(None, "GIN on single graphs: run the output layer (default: "
-                                        "not gin_release_forward); sets that part of the "
-                                        "release's forward alone"),
-        "sage_aggregator": _choice("mean", "GraphSAGE aggregator (the layer's `aggregator`)"),
+                                        "not gin_release_forward)"),
+        "sage_aggregator": _choice("mean", "GraphSAGE aggregator"),
         "gated": _bool(False, "MLP: the release's gated variant"),
         "n_iter": _int(10, "APGCN: maximum propagation steps", 1, 1000),
         "prop_penalty": _float(0.05, "APGCN: propagation penalty in the loss", 0.0),
-        "apgcn_mode": _choice("one_hop", "APGCN: one_hop propagates the layer input at every "
-                                         "step (the release), adaptive the previous step (the "
-                                         "AP-GCN paper)"),
+        "apgcn_mode": _choice("one_hop", "APGCN: propagate the input (one_hop) or last step"),
         "apgcn_linear_layers": _int(None, "APGCN: linear layers before the propagation on "
                                           "batched graphs (default L - 1)", 0, MAX_LAYERS),
         "sgc_k": _int(2, "SGC: propagation steps", 1, 1000),
-        "gcn_source_degree": _choice("in", "GCN: scale a message by its source's in-degree (the "
-                                           "release, DGL 0.4) or out-degree (DGL 2's GraphConv "
-                                           "norm='both'); differs on directed graphs only"),
-        # AutoGCN's successors: GPRGNN, BERNNET, CHEBNETII, JACOBICONV, OPTBASIS
-        # (nets/successors.py)
-        "poly_order": _int(10, "GPRGNN/BERNNET/CHEBNETII/JACOBICONV/OPTBASIS: polynomial order K "
-                               "(propagation hops; 10 in the four, 12 or 20 in OptBasisGNN's)",
-                         1, 100),
-        "dprate": _float(0.5, "GPRGNN/BERNNET/CHEBNETII/JACOBICONV/OPTBASIS: dropout on the "
-                              "signal entering the filter (the papers' dprate, JacobiConv's "
-                              "dpt, OptBasisGNN's dropout2)",
-                         **_DROPOUT),
-        "prop_lr": _float(None, "GPRGNN/BERNNET/CHEBNETII/JACOBICONV/OPTBASIS: learning rate of "
-                                "the filter coefficients (default: init_lr)", 0.0,
-                          inclusive=(False, True)),
-        "prop_wd": _float(0.0, "GPRGNN/BERNNET/CHEBNETII/JACOBICONV/OPTBASIS: weight decay of the "
-                               "filter coefficients (GPR-GNN and BernNet use 0, ChebNetII 5e-4)",
-                          0.0),
-        "gpr_alpha": _float(0.1, "GPRGNN: PPR initialisation gamma_k = alpha (1 - alpha)^k, "
-                                 "gamma_K = (1 - alpha)^K", 0.0, 1.0),
+        "gcn_source_degree": _choice("in", "GCN: scale by the source's in- or out-degree"),
+        # AutoGCN's successors (docs/reproducing.md)
+        "poly_order": _int(10, f"{_POLY}: polynomial order K", 1, 100),
+        "dprate": _float(0.5, f"{_POLY}: dropout on the filter's input", **_DROPOUT),
+        "prop_lr": _float(None, f"{_POLY}: filter coefficients' learning rate (default: "
+                                "init_lr)", 0.0, inclusive=(False, True)),
+        "prop_wd": _float(0.0, f"{_POLY}: filter coefficients' weight decay", 0.0),
+        "gpr_alpha": _float(0.1, "GPRGNN: PPR initialisation alpha", 0.0, 1.0),
         "jacobi_a": _float(1.0, "JACOBICONV: Jacobi parameter a", -1.0),
-        "jacobi_b": _float(1.0, "JACOBICONV: Jacobi parameter b", -1.0,
-                           inclusive=(False, True)),
-        "jacobi_alpha": _float(1.0, "JACOBICONV: PCD scale alpha (gamma_k = alpha tanh(eta_k), "
-                                    "eta_k initialised to min(1/alpha, 1))", 0.0,
-                               inclusive=(False, True)),
-        "jacobi_w_lr": _float(None, "JACOBICONV: learning rate of the per-channel basis "
-                                    "weights (default: prop_lr)", 0.0, inclusive=(False, True)),
-        "jacobi_w_wd": _float(0.0, "JACOBICONV: weight decay of the per-channel basis weights",
-                              0.0),
-        "edge_feat": _bool(False, _UNUSED),
-        "data_mode": Field((str,), None, _UNUSED),
-        "num_pool": Field((int,), None, _UNUSED),
-        "gnn_per_block": Field((int,), None, _UNUSED),
-        "embedding_dim": Field((int,), None, _UNUSED),
-        "pool_ratio": Field((float,), None, _UNUSED),
-        "linkpred": Field((bool,), None, _UNUSED),
-        "cat": Field((bool,), None, _UNUSED),
+        "jacobi_b": _float(1.0, "JACOBICONV: Jacobi parameter b", -1.0, inclusive=(False, True)),
+        "jacobi_alpha": _float(1.0, "JACOBICONV: PCD scale alpha", 0.0, inclusive=(False, True)),
+        "jacobi_w_lr": _float(None, "JACOBICONV: per-channel basis weights' learning rate "
+                                    "(default: prop_lr)", 0.0, inclusive=(False, True)),
+        "jacobi_w_wd": _float(0.0, "JACOBICONV: per-channel basis weights' weight decay", 0.0),
+        **{key: Field((kind,), default, _UNUSED) for key, kind, default in (
+            ("builtin", bool, True), ("edge_feat", bool, False), ("data_mode", str, None),
+            ("num_pool", int, None), ("gnn_per_block", int, None), ("embedding_dim", int, None),
+            ("pool_ratio", float, None), ("linkpred", bool, None), ("cat", bool, None))},
     },
     "data": {
         "data_dir": _path("data folder (default: datasets/ or datasets/<DATASET>)"),
-        "data_source": _choice(None, "where the data comes from (default: generate for SBM, "
-                                     "raw files otherwise; the dataset's docstring lists what "
-                                     "it offers); dgl and pyg download"),
+        "data_source": _choice(None, "where the data comes from (docs/data.md)"),
         "max_graphs": _int(None, "use only the first N graphs of each split", 1),
         "cache_dir": _path("superpixel graph cache (default ~/.cache/autogcn)"),
-        "workers": _int(None, "processes building superpixel graphs (default: all CPUs)", 1,
-                        1024),
-        "loader_workers": _int(None, "data-loader processes collating batches (default: 0 on "
-                                     "the CPU, up to 4 on a GPU)", 0, 64),
-        "split": _choice("random", "single-graph node tasks: a random split per run, a "
-                                   "class-balanced one (balanced: round(train * N / C) nodes "
-                                   "of each class, as GPR-GNN, BernNet, ChebNetII and "
-                                   "JacobiConv split), or the published fixed splits",
-                         SPLIT_MODES),
-        "split_ratio": Field((list, str), None, "single-graph node tasks: train,val,test "
-                             "fractions of the random split, e.g. 0.6,0.2,0.2 (default: 60/20/20 "
-                             "PubMed, 2:1:1 the others)", items=(int, float, str)),
-        "edge_direction": _choice("symmetrised", "single-graph node tasks: the symmetrised "
-                                                 "graph, or the source's edge list as_given "
-                                                 "(the release)", EDGE_DIRECTIONS),
-        "normalize_features": _bool(False, "single-graph node tasks: divide each node's "
-                                           "features by max(their sum, 1), as PyG's "
-                                           "NormalizeFeatures (the successors' code does, on "
-                                           "every dataset)"),
-        "sbm_variant": _choice(None, "SBM_PATTERN only: generator variant (data/sbm.py; "
-                                     "default the notebook's final settings)"),
+        "workers": _int(None, "processes building superpixel graphs (default: all)", 1, 1024),
+        "loader_workers": _int(None, "data-loader processes (default: 0; on a GPU up to 4)", 0, 64),
+        "split": _choice("random", f"{_NODE}: a random split per run, a class-balanced one, or "
+                                   "the published fixed splits", SPLIT_MODES),
+        "split_ratio": Field((list, str), None, f"{_NODE}: train,val,test fractions, e.g. "
+                             "0.6,0.2,0.2", items=(int, float, str)),
+        "edge_direction": _choice("symmetrised", f"{_NODE}: the symmetrised graph, or the "
+                                                 "edge list as_given", EDGE_DIRECTIONS),
+        "normalize_features": _bool(False, f"{_NODE}: divide each node's features by their "
+                                           "sum (PyG's NormalizeFeatures)"),
+        "sbm_variant": _choice(None, "SBM_PATTERN only: generator variant (data/sbm.py)"),
     },
 }
 TOP_LEVEL: dict[str, Field] = {
@@ -253,6 +194,12 @@ TOP_LEVEL: dict[str, Field] = {
     "dataset": Field((str,), None, "dataset name"),
     "out_dir": _path("where run folders are written", "out/"),
 }
+#: Every command-line ``--option`` and the (section, key) it sets (section ``None``: top level).
+OPTIONS: dict[str, tuple[str | None, str]] = {
+    **{key: (None, key) for key in TOP_LEVEL}, "gpu_id": ("gpu", "id"), "use_gpu": ("gpu", "use"),
+    **{key: (section, key) for section in ("params", "net_params", "data")
+       for key in SCHEMA[section]}}
+_OPTION = {where: option for option, where in OPTIONS.items()}
 
 
 def _type_name(value: Any) -> str:
@@ -299,8 +246,7 @@ def _check(where: str, value: Any, spec: Field) -> Any:
 
 
 def _check_items(where: str, value: list, items: tuple[type, ...]) -> None:
-    """Every element of a list value is one of ``items`` (never a list, object, null or, unless
-    allowed, a boolean)."""
+    """Every element of a list is one of ``items`` (a boolean only where allowed)."""
     names = " or ".join(t.__name__ for t in items) or "nothing"
     for i, item in enumerate(value):
         if not isinstance(item, items) or (isinstance(item, bool) and bool not in items):
@@ -340,11 +286,9 @@ def _normalise(cfg: dict[str, Any]) -> None:
         raise ConfigError(f"params.seed: runs use seeds {params['seed']} to "
                           f"{params['seed'] + params['runs'] - 1}, but seeds must stay below "
                           f"2**32: use a seed of at most {MAX_SEED - params['runs'] + 1}")
-    data, dataset = cfg["data"], cfg["dataset"]
-    if _task(dataset) is None:  # the runner names an unknown dataset
-        return
     try:
-        check_variant(dataset, data["sbm_variant"])
+        if _task(cfg["dataset"]) is not None:  # (the runner names an unknown dataset)
+            check_variant(cfg["dataset"], cfg["data"]["sbm_variant"])
     except ValueError as err:
         raise ConfigError(f"data.sbm_variant: {err}") from None
 
@@ -373,8 +317,7 @@ class _Reads(dict):
 
 
 def _net_options(cfg: dict[str, Any], origin: str) -> set[str]:
-    """Build the config's net on the ``meta`` device, so its layers check their own options
-    (:class:`ConfigError`). Returns the ``net_params`` keys it read or its parameter groups use."""
+    """Build the net on the ``meta`` device (its layers check their options); the keys it uses."""
     model, net = cfg["model"], cfg["net_params"]
     if model not in MODELS:
         raise ConfigError(f"{origin}: unknown model {model!r}; known: {', '.join(sorted(MODELS))}")
@@ -398,19 +341,13 @@ def _net_options(cfg: dict[str, Any], origin: str) -> set[str]:
     return reads.read | {key for name in groups for key in GROUP_SETTINGS[name]}
 
 
-def _option(section: str, key: str) -> str:
-    """The command-line option that sets ``section.key``."""
-    return {"id": "gpu_id", "use": "use_gpu"}[key] if section == "gpu" else key
-
-
 def _source(option: str, origin: str, command_line: Iterable[str]) -> str:
     """Where a value came from, for its error: the command line, or ``origin`` (a file)."""
     return "command line" if option in set(command_line) else origin
 
 
 def _applicable(cfg: dict[str, Any], origin: str) -> dict[str, set[str]] | None:
-    """The ``net_params`` keys the net reads and the ``data`` keys the loader takes (``None``
-    for an unknown dataset)."""
+    """The ``net_params`` keys the net reads and the ``data`` keys the loader takes."""
     net_used = _net_options(cfg, origin)
     if _task(cfg["dataset"]) is None:  # the runner names an unknown dataset
         return None
@@ -418,9 +355,7 @@ def _applicable(cfg: dict[str, Any], origin: str) -> dict[str, set[str]] | None:
 
 
 def without_unused(cfg: dict[str, Any]) -> dict[str, Any]:
-    """``cfg`` without the ``net_params`` and ``data`` keys its model and dataset do not use,
-    and a split ratio left to the dataset's default stated as that default: what can change its
-    result (a resolved config lists every key, and a default may change)."""
+    """``cfg`` without the keys its model and dataset do not use: what can change its result."""
     applies = _applicable(cfg, "config")
     if applies is None:
         return cfg
@@ -435,10 +370,8 @@ def without_unused(cfg: dict[str, Any]) -> dict[str, Any]:
 def check_applies(cfg: dict[str, Any], origin: str, command_line: Iterable[str] = (),
                   recorded: bool = False) -> None:
     """:class:`ConfigError` for an option set on purpose (on the ``command_line``, or off its
-    default in a file) that the model or the dataset does not use: a ``net_params`` key the net
-    does not read, a ``data`` key the loader does not take (:func:`data.loaders.data_options`).
-    ``Field.shared`` and the authors' no-effect keys are never refused; nor are the keys of a
-    ``recorded`` config (a run's resolved config lists every key, at that version's defaults)."""
+    default in a file) that the net does not read or the loader does not take. ``Field.shared``
+    and no-effect keys are never refused; nor are those of a ``recorded`` (resolved) config."""
     applies = _applicable(cfg, origin)
     if applies is None:
         return
@@ -459,8 +392,7 @@ def check_applies(cfg: dict[str, Any], origin: str, command_line: Iterable[str] 
 
 
 def parse_split_ratio(ratio: str | list, where: str = "data.split_ratio") -> list[float]:
-    """Train/val/test fractions from ``0.6,0.2,0.2``, ``60/20/20`` or a list of three numbers;
-    :class:`ConfigError` naming ``where`` otherwise. The config and the tools share it."""
+    """Train/val/test fractions from ``0.6,0.2,0.2``, ``60/20/20`` or a list of three."""
     text = ",".join(map(str, ratio)) if isinstance(ratio, list) else str(ratio)
     try:
         values = [float(x) for x in text.replace("/", ",").replace(" ", "").split(",")]
@@ -476,19 +408,26 @@ def parse_split_ratio(ratio: str | list, where: str = "data.split_ratio") -> lis
 
 
 def _refuse_unknown(origin: str, where: str, given: Mapping[str, Any], known: set[str]) -> None:
-    """A key that is not in ``known`` names a typo, never a silent default (``_`` comments
-    aside)."""
+    """A key not in ``known`` is a typo, never a silent default (``_`` comments aside)."""
     for key in given:
         if key not in known and not key.startswith("_"):
             raise ConfigError(f"{origin}: unknown key {where}{key!r} (known: "
                               f"{', '.join(sorted(known))})")
 
 
+def _section(raw: Mapping[str, Any], name: str, origin: str) -> Mapping[str, Any]:
+    # Only an absent section means "all defaults": [], "", 0, false or null in its place is a
+    # mistake, not an empty section (the authors' files never write null).
+    given = raw.get(name, {})
+    if not isinstance(given, Mapping):
+        raise ConfigError(f"{origin}: section {name!r} must be an object, got "
+                          f"{_type_name(given)} ({given!r})")
+    return given
+
+
 def validate(raw: Mapping[str, Any], origin: str = "config",
              command_line: Iterable[str] = (), recorded: bool = False) -> dict[str, Any]:
-    """Check ``raw`` against :data:`SCHEMA`, fill defaults, return a new resolved config
-    (``command_line``: the keys set there; ``recorded``: a run's resolved config; see
-    :func:`check_applies`)."""
+    """``raw`` checked against :data:`SCHEMA`, defaults filled: a new resolved config."""
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{origin}: the top level must be a JSON object")
     cfg: dict[str, Any] = {}
@@ -497,22 +436,15 @@ def validate(raw: Mapping[str, Any], origin: str = "config",
         cfg[key] = _check(f"{_source(key, origin, command_line)}: {key}",
                           raw.get(key, spec.default), spec)
     for section, fields in SCHEMA.items():
-        # Only an absent section means "all defaults": [], "", 0, false or null in its place
-        # is a mistake, not an empty section (the authors' files never write null).
-        given = raw.get(section, {})
-        if not isinstance(given, Mapping):
-            raise ConfigError(f"{origin}: section {section!r} must be an object, got "
-                              f"{_type_name(given)} ({given!r})")
+        given = _section(raw, section, origin)
         _refuse_unknown(origin, f"{section}.", given, set(fields))
         cfg[section] = {
-            key: _check(f"{_source(_option(section, key), origin, command_line)}: {section}.{key}",
+            key: _check(f"{_source(_OPTION[section, key], origin, command_line)}: {section}.{key}",
                         copy.deepcopy(given.get(key, spec.default)), spec)
             for key, spec in fields.items()
         }
         cfg[section].update({k: v for k, v in given.items() if k.startswith("_")})
-    for key, value in raw.items():
-        if key.startswith("_"):
-            cfg[key] = value
+    cfg.update({key: value for key, value in raw.items() if key.startswith("_")})
     if not cfg["model"]:
         raise ConfigError(f"{origin}: 'model' is required")
     _normalise(cfg)
@@ -540,8 +472,7 @@ def load_config(path: str | os.PathLike) -> dict[str, Any]:
 
 
 def read_config(path: str | os.PathLike) -> dict[str, Any]:
-    """A JSON config file as written, not yet validated (``~`` in ``path`` is expanded; a UTF-8
-    byte order mark, as some editors write, is allowed)."""
+    """A JSON config file as written, not yet validated (``~`` expanded, a UTF-8 BOM allowed)."""
     if not os.fspath(path).strip():
         raise ConfigError("--config: empty path; give a JSON config file")
     path = os.path.expanduser(os.fspath(path))
@@ -564,17 +495,16 @@ def read_config(path: str | os.PathLike) -> dict[str, Any]:
     return raw
 
 
+_BOOLEANS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
+
+
 def parse_value(text: str, spec: Field, where: str) -> Any:
     """Parse a command-line string for a schema field (booleans as True/False)."""
     types = spec.types
-    if bool in types:
-        low = text.lower()
-        if low in ("true", "1", "yes"):
-            return True
-        if low in ("false", "0", "no"):
-            return False
-        if str not in types:
-            raise ConfigError(f"{where}: expected True or False, got {text!r}")
+    if bool in types and text.lower() in _BOOLEANS:
+        return _BOOLEANS[text.lower()]
+    if bool in types and str not in types:
+        raise ConfigError(f"{where}: expected True or False, got {text!r}")
     if spec.default is None and text.lower() in ("none", "null"):
         return None
     for t in types:
@@ -590,57 +520,40 @@ def parse_value(text: str, spec: Field, where: str) -> Any:
     raise ConfigError(f"{where}: cannot read {text!r} as {types[0].__name__}")
 
 
-def field_for(key: str) -> tuple[str | None, Field]:
-    """The section and :class:`Field` behind a command-line ``--key``."""
-    if key in TOP_LEVEL:
-        return None, TOP_LEVEL[key]
-    if key in ("gpu_id", "use_gpu"):
-        return "gpu", SCHEMA["gpu"]["id" if key == "gpu_id" else "use"]
-    for section in ("params", "net_params", "data"):
-        if key in SCHEMA[section]:
-            return section, SCHEMA[section][key]
-    raise ConfigError(f"unknown option --{key}")
+def field_for(option: str) -> tuple[str | None, str, Field]:
+    """The section, key and :class:`Field` behind a command-line ``--option``."""
+    if option not in OPTIONS:
+        raise ConfigError(f"unknown option --{option}")
+    section, key = OPTIONS[option]
+    return section, key, (SCHEMA[section] if section else TOP_LEVEL)[key]
 
 
 def apply_overrides(cfg: Mapping[str, Any], overrides: Mapping[str, str],
                     origin: str = "config", recorded: bool = False) -> dict[str, Any]:
-    """``cfg`` (a config as written, or resolved) with command-line ``--key value`` overrides
-    (:func:`field_for`) applied, validated once (``origin``: where ``cfg`` came from)."""
+    """``cfg`` (as written, or resolved) with command-line overrides, validated once."""
     raw = copy.deepcopy(dict(cfg))
 
     def section_of(name: str) -> dict[str, Any]:
-        if not isinstance(raw.get(name, {}), Mapping):  # validate names the bad section
-            raise ConfigError(f"{origin}: section {name!r} must be an object, got "
-                              f"{_type_name(raw[name])} ({raw[name]!r})")
+        _section(raw, name, origin)
         return raw.setdefault(name, {})
 
-    for key, text in overrides.items():
-        section, spec = field_for(key)
-        value = parse_value(text, spec, f"--{key}")
+    for option, text in overrides.items():
+        section, key, spec = field_for(option)
+        value = parse_value(text, spec, f"--{option}")
         if section is None:
             raw[key] = value
-        elif section == "gpu":
-            section_of("gpu")["id" if key == "gpu_id" else "use"] = value
-            if key == "gpu_id" and "use_gpu" not in overrides:  # as the release: asks for a GPU
-                section_of("gpu")["use"] = True
         else:
             section_of(section)[key] = value
+    if "gpu_id" in overrides and "use_gpu" not in overrides:  # as the release: asks for a GPU
+        section_of("gpu")["use"] = True
     if "hidden_dim" in overrides and "out_dim" not in overrides:
         section_of("net_params")["out_dim"] = section_of("net_params")["hidden_dim"]
     return validate(raw, origin=origin, command_line=overrides, recorded=recorded)
 
 
-def override_keys() -> list[str]:
-    """Every ``--key`` the command line accepts as an override."""
-    keys = list(TOP_LEVEL) + ["gpu_id", "use_gpu"]
-    for section in ("params", "net_params", "data"):
-        keys += list(SCHEMA[section])
-    return keys
-
-
 def option_help(key: str) -> str:
     """``--help`` text of an override: the schema's help, choices or range, and default."""
-    _, spec = field_for(key)
+    spec = field_for(key)[2]
     text = spec.help
     if spec.choices is not None:
         text += f" {{{', '.join(map(str, spec.choices))}}}"

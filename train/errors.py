@@ -1,9 +1,6 @@
-"""The project's errors, their one-line form and the one mapping to exit codes.
-
-Every entry point runs through :func:`run_tool`: 0 success; 2 bad input (:data:`BAD_INPUT`),
-one line ``error: ...``; 1 a failure, in one line (``AUTOGCN_TRACEBACK=1``: the traceback);
-130 Ctrl-C, 143 SIGTERM (:mod:`train.interrupts`). It imports only the standard library, the
-data errors and the interrupts, so every module may use it.
+"""The project's errors, their one-line form and the one mapping to exit codes, used by every
+entry point (:func:`run_tool`): 0 success; 2 bad input (:data:`BAD_INPUT`), one line ``error:
+...``; 1 a failure, in one line (``AUTOGCN_TRACEBACK=1``: the traceback); 130 Ctrl-C, 143 SIGTERM.
 """
 
 from __future__ import annotations
@@ -22,7 +19,7 @@ from train.interrupts import Interrupted, as_interrupted, handle_interrupts
 
 
 class UsageError(ValueError):
-    """A bad value found after parsing, or an output path that cannot be written."""
+    """A bad value, an output folder that cannot be written or a device that cannot be used."""
 
 
 class ConfigError(ValueError):
@@ -31,14 +28,6 @@ class ConfigError(ValueError):
 
 class CheckpointError(ValueError):
     """A file that is not a usable checkpoint of this project; the message says why."""
-
-
-class DeviceError(RuntimeError):
-    """The requested device cannot be used; the message says why and what to do."""
-
-
-class OutputError(ValueError):
-    """The output folder cannot be written; the message names it and says why."""
 
 
 class TrainingError(RuntimeError):
@@ -50,8 +39,7 @@ class Diverged(TrainingError):
 
 
 class ArgumentParser(argparse.ArgumentParser):
-    """``argparse.ArgumentParser`` whose errors are one line, ``error: ... (see --help)``,
-    exit code 2, instead of the usage block followed by the error."""
+    """``argparse.ArgumentParser`` whose errors are one line, ``error: ... (see --help)``."""
 
     def error(self, message: str) -> NoReturn:
         if message.startswith("argument "):  # "argument --points: ..." -> "--points: ..."
@@ -63,8 +51,7 @@ class ArgumentParser(argparse.ArgumentParser):
         self.exit(2, f"error: {message} (see {self.prog} --help)\n")
 
 
-BAD_INPUT = (UsageError, ConfigError, DataError, DeviceError, OutputError, CheckpointError,
-             TrainingError)
+BAD_INPUT = (UsageError, ConfigError, DataError, CheckpointError, TrainingError)
 
 
 def one_line(err: BaseException) -> str:
@@ -73,8 +60,7 @@ def one_line(err: BaseException) -> str:
 
 
 def first_line(err: BaseException) -> str:
-    """The first line of an exception's message (its type when it has none): for messages that
-    go on with detail (torch's, the compiler's) quoted inside a line of ours."""
+    """The first line of an exception's message (its type when it has none)."""
     text = str(err).strip()
     return text.splitlines()[0] if text else type(err).__name__
 
@@ -104,10 +90,8 @@ def exit_code(err: BaseException) -> int:
 
 def run_tool(main: Callable[[Sequence[str] | None], Any], argv: Sequence[str] | None = None,
              interrupted: str | Callable[[Interrupted], str | None] | None = None) -> int:
-    """Run ``main(argv)`` and return the process exit code (see the module docstring).
-
-    ``interrupted``: what an interrupt leaves, said after ``interrupted:`` / ``terminated:`` (or
-    the function giving it from the interrupt, e.g. naming the run folder once one exists)."""
+    """Run ``main(argv)``; the exit code. ``interrupted``: what an interrupt leaves (or the
+    function giving it from the interrupt), said after ``interrupted:`` / ``terminated:``."""
     try:
         with handle_interrupts():
             code = main(argv)

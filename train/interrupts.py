@@ -1,14 +1,6 @@
-"""Ctrl-C and SIGTERM, stopped at a safe point: the one place that handles them.
-
-Raising from a signal handler can leave a library's thread (tensorboardX's event queue, a data
-loader's queues) waiting forever. So while training (:func:`deferred`) a signal only sets a flag,
-and :func:`check`, called between batches and epochs, raises :class:`Interrupted` where every
-writer can be closed. A second request raises at once, a third kills; a repeat within
-:data:`SAME_REQUEST_S` is the same request (Slurm and a sweep both pass it on). A first signal
-that no safe point takes up within :data:`GRACE_S` (the first epoch's compilation) raises where
-the program is, inside a cluster's grace before SIGKILL. Outside :func:`deferred` signals raise
-at once. Exit codes: 130 (SIGINT), 143 (SIGTERM). Data-loader workers ignore both
-(:func:`ignore_in_worker`); other forked children end as by default (``Pool.terminate()``).
+"""Ctrl-C and SIGTERM, stopped at a safe point: the one place that handles them. Inside
+:func:`deferred` a signal sets a flag that :func:`check` (between batches and epochs) raises on;
+outside it raises at once. Why, and the repeat and grace rules: docs/reproducing.md, "Signals".
 """
 
 from __future__ import annotations
@@ -28,9 +20,7 @@ GRACE_S = 5.0
 
 
 class Interrupted(KeyboardInterrupt):
-    """Ctrl-C (SIGINT) or SIGTERM (``kill``, a Slurm time limit).
-
-    ``run_dir``: the run folder holding what was finished, once the runner has made one."""
+    """Ctrl-C (SIGINT) or SIGTERM; ``run_dir``: the run folder, once the runner has made one."""
 
     def __init__(self, signum: int = signal.SIGINT) -> None:
         super().__init__(signal.Signals(signum).name)
@@ -63,10 +53,8 @@ class _State:
 
 
 class _Watchdog:
-    """Armed by the first deferred signal, it waits :data:`GRACE_S` seconds, then delivers a
-    signal still waiting again to the main thread, where the handler raises it. Started with the
-    handlers: a signal handler must not start a thread (the main thread may hold the
-    thread-start lock, as a compiler starting its workers does)."""
+    """Delivers a deferred signal still waiting after :data:`GRACE_S` again to the main thread.
+    Started with the handlers: a signal handler must not start a thread (a lock may be held)."""
 
     def __init__(self) -> None:
         self.armed, self.closing = threading.Event(), threading.Event()
@@ -99,11 +87,9 @@ def _handler(signum: int, frame) -> None:
         return
     if _State.escalate:  # the grace timer's delivery: raise if the signal still waits
         _State.escalate = False
-        waiting = _State.pending
-        if waiting is None or not _State.defer:
-            return
-        _State.pending = None
-        raise Interrupted(waiting)
+        if _State.defer:
+            check()
+        return
     now = time.monotonic()
     if _State.first is None:
         _State.first = now
@@ -121,8 +107,7 @@ def _handler(signum: int, frame) -> None:
 
 
 def _defaults_in_child() -> None:
-    """In a child forked while the handlers are installed: the default actions back, since a
-    child forked while another thread held a lock may never run Python (and ``_handler``)."""
+    """A forked child gets the default actions back: it may never run Python (a lock held)."""
     if _State.owner is not None and _State.owner != os.getpid():
         for sig in SIGNALS:
             if signal.getsignal(sig) is _handler:
@@ -133,8 +118,7 @@ os.register_at_fork(after_in_child=_defaults_in_child)
 
 
 def ignore_in_worker(worker_id: int = 0) -> None:
-    """A data-loader ``worker_init_fn``: the worker ignores SIGINT and SIGTERM (it runs after
-    torch's own worker handlers, which would end the worker on SIGTERM)."""
+    """A data-loader ``worker_init_fn``: the worker ignores SIGINT and SIGTERM (after torch's)."""
     for sig in SIGNALS:
         signal.signal(sig, signal.SIG_IGN)
 
@@ -154,9 +138,7 @@ def pending() -> bool:
 
 @contextmanager
 def handle_interrupts() -> Iterator[None]:
-    """SIGINT and SIGTERM raise :class:`Interrupted` inside this block (the previous handlers
-    come back after it). Outside the main thread, where Python cannot install handlers, the
-    block runs with the handlers as they are."""
+    """SIGINT and SIGTERM raise :class:`Interrupted` inside this block (in the main thread)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -176,10 +158,7 @@ def handle_interrupts() -> Iterator[None]:
 
 @contextmanager
 def deferred() -> Iterator[None]:
-    """Inside this block a (first) signal only sets the flag that :func:`check` raises on.
-
-    A signal still waiting when the block ends stays for the next :func:`check` (the work it
-    would have stopped is done)."""
+    """Inside this block a (first) signal only sets the flag that :func:`check` raises on."""
     outer = _State.defer
     _State.defer = True
     try:
@@ -194,9 +173,7 @@ def _raise_at_once(signum: int, frame) -> None:
 
 @contextmanager
 def startup(note: str = "nothing was written") -> Iterator[None]:
-    """Ctrl-C or SIGTERM while an entry point imports its libraries: one line,
-    ``interrupted: <note>`` or ``terminated: <note>``, exit code 130 / 143, not a traceback from
-    inside an import. This module imports only the standard library, so it can come first."""
+    """Ctrl-C or SIGTERM while an entry point imports: ``interrupted: <note>``, not a traceback."""
     main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _raise_at_once) if main else None
     try:

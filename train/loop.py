@@ -1,11 +1,7 @@
-"""Epoch loops: mini-batches of graphs (SBM, ZINC, superpixels) and one graph full-batch.
-
-Both expose the same calls to the runner: ``train_epoch(model, optimizer)`` and
-``evaluate(model, split)`` return ``(loss, metrics)`` (``None`` for a split the data lacks),
-``evaluate_splits`` several splits, ``close()`` ends loader workers. Between batches they call
-:func:`train.interrupts.check`, the safe point for Ctrl-C and SIGTERM. To keep a GPU busy,
-batches are collated in workers into pinned memory and losses are read once per epoch
-(docs/performance.md).
+"""Epoch loops: mini-batches of graphs (SBM, ZINC, superpixels) and one graph full-batch, with
+the same calls: ``train_epoch``, ``evaluate`` and ``evaluate_splits`` return ``(loss, metrics)``
+per split (``None`` for a split the data lacks); ``close()`` ends loader workers. Between
+batches they call :func:`train.interrupts.check`. GPU feeding: docs/performance.md.
 """
 
 from __future__ import annotations
@@ -33,8 +29,7 @@ def _metrics(task: Task, scores: torch.Tensor, labels: torch.Tensor) -> dict[str
 
 
 def init_worker(worker_id: int) -> None:
-    """A data-loader ``worker_init_fn``: the worker ignores SIGINT and SIGTERM and seeds
-    ``random`` and numpy from its torch seed (drawn from the loader's seeded ``generator``)."""
+    """A ``worker_init_fn``: signals ignored, ``random`` and numpy seeded from torch's seed."""
     ignore_in_worker(worker_id)
     seed = torch.initial_seed() % 2**32  # numpy's legacy seeding takes 32 bits
     random.seed(seed)
@@ -42,8 +37,7 @@ def init_worker(worker_id: int) -> None:
 
 
 class GraphBatches:
-    """Mini-batch training over a :class:`GraphDataset` (train split shuffled by
-    ``generator``, which also seeds the ``workers``: 0 collates in the training process)."""
+    """Mini-batches of a :class:`GraphDataset`, shuffled and seeded by ``generator``."""
 
     def __init__(self, dataset: GraphDataset, task: Task, batch_size: int,
                  device: torch.device, generator: torch.Generator | None = None,
@@ -65,9 +59,7 @@ class GraphBatches:
         return len(self.loaders["train"]) if "train" in self.loaders else 0
 
     def start_workers(self) -> None:
-        """Start the persistent workers now: that draws their base seed from ``generator``, as
-        an uninterrupted run's first epoch did, so a resumed run does it before putting the
-        generator's saved state back."""
+        """Start the workers (drawing their seed from ``generator``) before it is restored."""
         for loader in self.loaders.values():
             if loader.persistent_workers and loader._iterator is None:
                 loader._iterator = loader._get_iterator()
@@ -100,9 +92,7 @@ class GraphBatches:
 
     def train_step(self, model: nn.Module, optimizer: torch.optim.Optimizer,
                    batch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """One optimiser step on ``batch``: its loss, scores and labels, left on the device
-        (nothing here waits for the GPU: ``scripts/gpu_check.py`` runs it under
-        ``torch.cuda.set_sync_debug_mode("error")``)."""
+        """One optimiser step: loss, scores and labels, left on the device (no GPU sync)."""
         optimizer.zero_grad()
         scores, labels = self._forward(model, batch)
         loss = self.task.loss(scores, labels) + _auxiliary_loss(model)

@@ -1,18 +1,5 @@
-"""The run folder: one experiment's files, written and read here and nowhere else.
-
-``<out_dir>/<MODEL>_<DATASET>_<timestamp>[_<n>]/`` holds ``config.json``, ``results.json`` and
-``results.txt`` (the record: status, per-seed results, summary), ``train.log``, ``logs/``
-(tensorboard), ``checkpoints/`` (each seed's best weights) and, while a seed is unfinished,
-``state.pt`` (what it needs to continue, :mod:`train.checkpoint`). Every file is written
-atomically: a failed write leaves the previous version and raises a one-line error naming the
-folder. Statuses: ``running`` (a live process), ``complete``, ``interrupted``, ``failed``,
-``diverged``, and ``killed`` (``running`` whose process is gone: :func:`refresh_status`).
-
-The identity of a result is its resolved config minus a named set of free keys (where files
-are, which device, how many processes): :data:`RESUME_FREE` for continuing a run,
-:data:`CELL_FREE` (the number of runs and whether it is compiled too) for a table's cell.
-:func:`latest` answers "which result in this folder is the one asked for", for the sweep, the
-records and ``--resume`` alike.
+"""The run folder: one experiment's files, written and read here and nowhere else. Its layout,
+statuses, atomic writes and which keys make a result the same: docs/reproducing.md.
 """
 
 from __future__ import annotations
@@ -34,7 +21,7 @@ from data import files
 from data.files import output_problem, write_error
 from train.checkpoint import STATE_FILE, ResumeError, load_state
 from train.config import validate, without_unused
-from train.errors import ConfigError, OutputError
+from train.errors import ConfigError, UsageError
 
 # What a full disk under a run folder tells the user to do (data.files.write_error).
 OUT_DIR_REMEDY = "free some space there or give another --out_dir"
@@ -53,12 +40,8 @@ RESULTS = "results.json"
 
 # ------------------------------------------------------------------------------ identity
 def identity(cfg: dict[str, Any], free: Sequence[str] = RESUME_FREE) -> dict[str, Any]:
-    """``cfg`` as a flat ``{"section.key": value}`` without the ``free`` keys, comments, and the
-    keys its model and dataset do not use (:func:`train.config.without_unused`).
-
-    A config recorded by an older version of the project lacks keys added since, or holds a
-    default changed since: it is read through today's schema first
-    (:func:`train.config.validate`), so neither makes an old result someone else's."""
+    """``cfg`` flat (``{"section.key": value}``) without the ``free``, comment and unused keys,
+    read through today's schema: a key or default added since changes nothing."""
     try:
         cfg = without_unused(validate(cfg, origin="recorded config", recorded=True))
     except ConfigError:
@@ -74,16 +57,12 @@ def identity(cfg: dict[str, Any], free: Sequence[str] = RESUME_FREE) -> dict[str
             else:
                 flat[f"{prefix}{key}"] = value
     walk(json.loads(json.dumps(cfg, default=str)), "")
-    for key in free:
-        for name in [k for k in flat if k == key or k.startswith(key + ".")]:
-            del flat[name]
-    return flat
+    return {k: v for k, v in flat.items() if not any(k == f or k.startswith(f"{f}.") for f in free)}
 
 
 def difference(recorded: dict[str, Any], wanted: dict[str, Any],
                free: Sequence[str] = RESUME_FREE) -> str | None:
-    """The first key whose value differs (``"params.epochs is 2 in the run, 1000 now"``), or
-    ``None`` when the two configs give the same result."""
+    """The first key whose value differs (``"params.epochs is 2 in the run, 1000 now"``)."""
     a, b = identity(recorded, free), identity(wanted, free)
     for key in sorted(set(a) | set(b)):
         if a.get(key, "(unset)") != b.get(key, "(unset)"):
@@ -93,17 +72,15 @@ def difference(recorded: dict[str, Any], wanted: dict[str, Any],
 
 # ------------------------------------------------------------------------------- writing
 def check_out_dir(out_dir: str | os.PathLike) -> Path:
-    """:class:`OutputError` unless run folders can be created in ``out_dir`` (nothing is
-    written: the check looks at the nearest existing folder on the way)."""
+    """:class:`UsageError` unless run folders can be created in ``out_dir`` (nothing written)."""
     problem = output_problem(out_dir, "folder")
     if problem:
-        raise OutputError(f"out_dir: {problem}; give another --out_dir")
+        raise UsageError(f"out_dir: {problem}; give another --out_dir")
     return Path(out_dir)
 
 
 def write_atomic(path: str | os.PathLike, content: str | bytes) -> None:
-    """:func:`data.files.write_atomic` of a run folder's file: a full disk names the folder and
-    ``--out_dir``."""
+    """:func:`data.files.write_atomic`, a full disk naming ``--out_dir``."""
     files.write_atomic(path, content, OUT_DIR_REMEDY)
 
 
@@ -123,12 +100,11 @@ def _new_folder(out_dir: str | os.PathLike, model: str, dataset: str) -> Path:
             return path
     except OSError as err:
         raise write_error(err, path, OUT_DIR_REMEDY) from None
-    raise OutputError(f"could not create a unique run folder under {base}")
+    raise UsageError(f"could not create a unique run folder under {base}")
 
 
 class RunFolder:
-    """A run folder being written: its record (``results.json``/``results.txt``) kept up to
-    date, each epoch's end (best checkpoint, state, heartbeat) and how the experiment ended."""
+    """A run folder being written: its record kept up to date, each epoch's end, the end."""
 
     def __init__(self, path: Path, record: dict[str, Any]) -> None:
         self.path = path
@@ -140,39 +116,32 @@ class RunFolder:
 
     @classmethod
     def create(cls, out_dir: str | os.PathLike, record: dict[str, Any]) -> RunFolder:
-        """A fresh, uniquely named folder in ``out_dir`` (checked before: :func:`check_out_dir`)
-        with ``config.json`` and the record's header."""
+        """A fresh, uniquely named folder in ``out_dir`` with ``config.json`` and the record."""
         path = _new_folder(out_dir, record["model"], record["dataset"])
         write_atomic(path / "config.json", json.dumps(record["config"], indent=2))
         return cls(path, record)
 
     @classmethod
-    def reopen(cls, point: ResumePoint, command: list[str], device: str,
+    def reopen(cls, point: Result, command: list[str], device: str,
                versions: dict[str, str]) -> RunFolder:
-        """The folder of ``point`` continued: its finished runs kept, and a ``resumed`` entry
-        saying from where and with which command."""
-        data = {k: v for k, v in point.record.items() if k not in ("finished", "error")}
+        """The folder of ``point`` continued, with a ``resumed`` entry (from where, how)."""
+        data = {k: v for k, v in point.data.items() if k not in ("finished", "error")}
         data.update(device=device, versions=versions)
         data["resumed"] = [*data.get("resumed", []), {
             "at": time.strftime("%Y-%m-%d %H:%M:%S"), "runs_finished": point.finished_runs,
-            "after_epoch": point.state["epoch"] if point.state is not None else None,
+            "after_epoch": point.saved_state["epoch"] if point.saved_state else None,
             "command": command}]
         return cls(point.run_dir, data)
 
     def checkpoint_path(self, index: int, seed: int) -> Path:
         return self.path / "checkpoints" / f"run{index}_seed{seed}_best.pt"
 
-    def keep_best(self, path: Path, checkpoint: bytes) -> None:
-        """A seed's best weights so far (``checkpoint``: encoded) in its file."""
-        write_atomic(path, checkpoint)
-
     def end_epoch(self, state_bytes: bytes, best: tuple[Path, bytes] | None = None,
                   last: bool = False) -> None:
-        """After an epoch: the best weights (``best``: their file and bytes) when they
-        improved, the state to continue from, then the heartbeat (not after the ``last``
-        epoch: the record of the finished seed follows)."""
+        """After an epoch: the ``best`` weights (file, bytes) when they improved, the state, then
+        the heartbeat (not after the ``last``: the finished seed's record follows)."""
         if best is not None:
-            self.keep_best(*best)
+            write_atomic(*best)
         write_atomic(self.path / STATE_FILE, state_bytes)
         if not last:
             self.data["updated"] = time.strftime("%Y-%m-%d %H:%M:%S")
@@ -184,9 +153,7 @@ class RunFolder:
         self.save()
 
     def finish(self, status: str, error: str | None = None) -> None:
-        """Record how the experiment ended. Where the disk is full, ``results.json`` keeps its
-        last whole version (``running``), which readers report as killed once the process is
-        gone (:func:`refresh_status`). A complete run needs its state no more."""
+        """Record how the experiment ended (a full disk leaves ``running``, read as killed)."""
         self.data["status"] = status
         self.data["finished"] = time.strftime("%Y-%m-%d %H:%M:%S")
         if error:
@@ -196,8 +163,14 @@ class RunFolder:
             (self.path / STATE_FILE).unlink(missing_ok=True)
 
     def save(self) -> None:
-        write_atomic(self.path / RESULTS, _dump(self.data))
-        write_atomic(self.path / "results.txt", format_text(self.data))
+        _write_record(self.path / RESULTS, self.data)
+
+
+def _write_record(path: Path, data: dict[str, Any]) -> None:
+    """``results.json`` at ``path`` and ``results.txt``, both made before either is written."""
+    texts = (_dump(data), format_text(data))
+    write_atomic(path, texts[0])
+    write_atomic(path.with_name("results.txt"), texts[1])
 
 
 def _dump(data: dict[str, Any]) -> str:
@@ -226,21 +199,16 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 def format_text(data: dict[str, Any]) -> str:
     """The human-readable results file."""
-    lines = [
-        f"Model: {data.get('model')}   Dataset: {data.get('dataset')}   Status: {data['status']}",
-        f"Parameters: {data.get('num_params')}   Device: {data.get('device')}",
-        f"Seeds: {data.get('seeds')}",
-        "",
-    ]
+    lines = [f"Model: {data.get('model')}   Dataset: {data.get('dataset')}   "
+             f"Status: {data['status']}",
+             f"Parameters: {data.get('num_params')}   Device: {data.get('device')}",
+             f"Seeds: {data.get('seeds')}", ""]
     for i, run in enumerate(data["runs"]):
-        final = "  ".join(
-            f"{split} " + ", ".join(f"{k}={v:.4f}" for k, v in m.items())
-            for split, m in run["final"].items() if m
-        )
-        lines.append(
-            f"run {i} seed {run['seed']}: epochs {run['epochs']} (best {run['best_epoch']}), "
-            f"{run['s_per_epoch']:.2f} s/epoch, stop: {run['stop_reason']}  |  {final}"
-        )
+        final = "  ".join(f"{split} " + ", ".join(f"{k}={v:.4f}" for k, v in m.items())
+                          for split, m in run["final"].items() if m)
+        lines.append(f"run {i} seed {run['seed']}: epochs {run['epochs']} (best "
+                     f"{run['best_epoch']}), {run['s_per_epoch']:.2f} s/epoch, stop: "
+                     f"{run['stop_reason']}  |  {final}")
     summary = data.get("summary") or {}
     if summary:
         lines.append("")
@@ -264,9 +232,7 @@ def _alive(pid: int) -> bool:
 
 
 def refresh_status(path: str | os.PathLike, data: dict[str, Any]) -> dict[str, Any]:
-    """``data`` (the contents of ``path``, a ``results.json``) with a ``running`` experiment
-    whose process is gone from this machine marked ``killed``, in the file too. A file
-    :func:`format_text` cannot describe raises before either file is written."""
+    """``data`` (``path``'s) marked ``killed``, in the file too, if its process is gone."""
     pid = data.get("pid")
     if data.get("status") != "running" or data.get("host") != socket.gethostname() or \
             not isinstance(pid, int) or _alive(pid):
@@ -274,10 +240,8 @@ def refresh_status(path: str | os.PathLike, data: dict[str, Any]) -> dict[str, A
     data = {**data, "status": "killed",
             "error": f"process {pid} ended without recording a status: it was killed, or "
                      "its last write failed (a full disk?)"}
-    texts = (_dump(data), format_text(data))
     try:
-        write_atomic(path, texts[0])
-        write_atomic(Path(path).with_name("results.txt"), texts[1])
+        _write_record(Path(path), data)
     except OSError:
         pass  # a read-only results folder: report the status without recording it
     return data
@@ -285,12 +249,13 @@ def refresh_status(path: str | os.PathLike, data: dict[str, Any]) -> dict[str, A
 
 @dataclass
 class Result:
-    """One run folder's record as read: ``problem`` says why it cannot be used (damaged,
-    malformed), else ``data`` is the record with its status refreshed."""
+    """A run folder's record as read (``problem``: why it cannot be used); ``saved_state``: the
+    unfinished seed's, where :func:`open_run` continues it (``None``: from its epoch 0)."""
 
     path: Path  # the results.json
     data: dict[str, Any]
     problem: str | None = None
+    saved_state: dict[str, Any] | None = None
 
     @property
     def status(self) -> str:
@@ -299,6 +264,10 @@ class Result:
     @property
     def run_dir(self) -> Path:
         return self.path.parent
+
+    @property
+    def finished_runs(self) -> int:
+        return len(self.data.get("runs", []))
 
     def finished_seeds(self) -> list[int]:
         """Seeds whose run has every recorded metric finite."""
@@ -333,8 +302,7 @@ def read(path: Path) -> Result:
 
 
 def results_in(folder: Path) -> list[Result]:
-    """Every ``*/results.json`` in ``folder`` (and its own), newest first: by the recorded
-    start time, then folder name, then file time."""
+    """Every ``*/results.json`` in ``folder`` (and its own), newest first."""
     if not folder.is_dir():
         return []
     paths = sorted(folder.glob(f"*/{RESULTS}"))
@@ -354,11 +322,8 @@ def results_in(folder: Path) -> list[Result]:
 
 @dataclass
 class Latest:
-    """What a folder holds for a request (:func:`latest`). ``state``: ``complete``, ``partial``
-    (the request's, fewer seeds finished), ``running``, one of :data:`RESUMABLE`, ``diverged``,
-    ``stale`` (only other requests' results: ``why``), ``damaged`` (``why``) or ``missing``;
-    ``result`` the record that decided it; ``others`` the results that are not the request's,
-    with why."""
+    """What a folder holds for a request (:func:`latest`): ``state``, the ``result`` deciding
+    it, ``why``, and the ``others`` (not the request's, with why)."""
 
     state: str
     result: Result | None = None
@@ -368,8 +333,7 @@ class Latest:
 
     @property
     def resume_dir(self) -> Path | None:
-        """The run folder a rerun continues: an unfinished run of the request with its seeds,
-        else None (a new run folder)."""
+        """The run folder a rerun continues (``None``: a new one)."""
         if self.state in RESUMABLE and self.result is not None and \
                 len(self.result.data.get("seeds") or []) == self.seeds:
             return self.result.run_dir
@@ -378,8 +342,7 @@ class Latest:
 
 def mismatch(result: Result, cfg: dict[str, Any] | None, seeds: Sequence[int],
              free: Sequence[str] = CELL_FREE) -> str | None:
-    """Why ``result`` is not a run of ``cfg`` with (a prefix of) ``seeds``, or None
-    (``cfg=None``: any run is)."""
+    """Why ``result`` is not a run of ``cfg`` (``None``: any) with (a prefix of) ``seeds``."""
     if result.problem:
         return result.problem
     if cfg is None:
@@ -399,14 +362,8 @@ def mismatch(result: Result, cfg: dict[str, Any] | None, seeds: Sequence[int],
 
 def latest(folder: str | os.PathLike, cfg: dict[str, Any] | None, seeds: Sequence[int],
            free: Sequence[str] = CELL_FREE) -> Latest:
-    """Which result in ``folder`` (a cell's folder of run folders, or one run folder) is the
-    one asked for: a run of ``cfg`` (compared without the ``free`` keys; ``None``: any) with
-    ``seeds``. The sweep, the tables, the records and ``--resume`` all ask here.
-
-    The newest complete result of the request with every seed finished counts; else the
-    request's newest result decides (running, unfinished, or ``partial``: complete with fewer
-    seeds, or a seed without its metrics). Results of other requests never count: with nothing
-    else the folder is ``stale`` (or ``damaged``, when its newest record cannot be read)."""
+    """Which result in ``folder`` (of run folders, or one) is the request's: the newest complete
+    run of ``cfg`` with every one of ``seeds`` finished, else its newest (docs/reproducing.md)."""
     results = results_in(Path(folder))
     found = Latest("missing", seeds=len(seeds))
     own = []
@@ -432,24 +389,6 @@ def latest(folder: str | os.PathLike, cfg: dict[str, Any] | None, seeds: Sequenc
 
 
 # ------------------------------------------------------------------------------- resuming
-@dataclass
-class ResumePoint:
-    """Where a run folder continues: its record so far and the saved state of its unfinished
-    seed (``None``: that seed starts from its first epoch)."""
-
-    run_dir: Path
-    record: dict[str, Any]
-    state: dict[str, Any] | None
-
-    @property
-    def complete(self) -> bool:
-        return self.record.get("status") == "complete"
-
-    @property
-    def finished_runs(self) -> int:
-        return len(self.record.get("runs", []))
-
-
 def run_config(run_dir: str | os.PathLike) -> Path:
     """The config file of the run folder ``run_dir`` (:class:`ResumeError` if it is none)."""
     run_dir = Path(run_dir)
@@ -477,23 +416,21 @@ def remove_leftovers(run_dir: Path) -> list[Path]:
 
 
 def open_run(run_dir: str | os.PathLike, cfg: dict[str, Any], seeds: list[int] | None,
-             fingerprint: dict[str, Any]) -> ResumePoint:
-    """The :class:`ResumePoint` of ``run_dir`` for a run of ``cfg`` with ``seeds`` (``None``:
-    the run's own) on data of ``fingerprint``; :class:`ResumeError` (one line) where it cannot
-    be continued. Partial files of killed writers are removed on the way."""
+             fingerprint: dict[str, Any]) -> Result:
+    """``run_dir``'s record and state to continue it as a run of ``cfg`` with ``seeds``
+    (``None``: its own) on data of ``fingerprint``; :class:`ResumeError` where it cannot be."""
     run_dir = Path(run_dir)
     result = read(run_config(run_dir).with_name(RESULTS))
     if result.problem or not isinstance(result.data.get("config"), dict):
         problem = result.problem or "results.json is not a run record of this project"
         raise ResumeError(f"--resume {run_dir}: {problem}")
     record = result.data
-    if record.get("status") == "running":
+    if result.status == "running":
         raise ResumeError(f"--resume {run_dir}: the run is still going (process "
                           f"{record.get('pid')} on {record.get('host')})")
     remove_leftovers(run_dir)
-    point = ResumePoint(run_dir, record, None)
-    if point.complete:
-        return point
+    if result.status == "complete":
+        return result
     what = difference(record["config"], cfg)
     if what:
         raise ResumeError(f"--resume {run_dir}: another config ({what}); resume with the "
@@ -516,6 +453,6 @@ def open_run(run_dir: str | os.PathLike, cfg: dict[str, Any], seeds: list[int] |
                 difference(state.get("config", {}), cfg):
             raise ResumeError(f"--resume {run_dir}: its state file belongs to another "
                               "config or other data")
-        if state["run"] == point.finished_runs:  # an older seed's state is of no use
-            point.state = state
-    return point
+        if state["run"] == result.finished_runs:  # an older seed's state is of no use
+            result.saved_state = state
+    return result

@@ -1,10 +1,6 @@
-"""The experiment behind every ``main_*.py`` script: the command line and config, the device,
-the data, then ``runs`` seeds with the release's protocol (Adam + ReduceLROnPlateau on the
-validation loss, the best-validation weights kept; other rules:
-:class:`train.tasks.EarlyStopping`), each seed's files in one run folder
-(:mod:`train.run_folder`). Statuses, exit codes, interrupts and ``--resume``:
-docs/reproducing.md. Whichever way a run ends, its writer, progress bar, loader workers and log
-file are closed.
+"""The experiment behind every ``main_*.py`` script: the command line and config, the device, the
+data, then ``runs`` seeds with the release's protocol, each in one run folder
+(:mod:`train.run_folder`). Statuses, exit codes, interrupts, ``--resume``: docs/reproducing.md.
 """
 
 from __future__ import annotations
@@ -17,12 +13,13 @@ import logging
 import math
 import os
 import platform
+import random
 import resource
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -32,23 +29,25 @@ from tqdm import tqdm
 
 from data.common import graph_data_fingerprint, node_data_fingerprint
 from data.files import WriteError
+from data.loaders import load_graph_dataset, load_node_data
+from data.node_datasets import get_split, with_edge_direction, with_row_normalised_features
 from nets.gnn_net import NetIO
 from nets.registry import build_net, count_parameters, optimizer_groups, uses_self_loops
-from train import compilation, interrupts
-from train.checkpoint import Progress, checkpoint_bytes, restore_run, run_state, state_bytes
-from train.config import apply_overrides, option_help, override_keys, read_config
+from train import compilation, interrupts, run_folder
+from train.checkpoint import Progress, checkpoint_bytes, rng_state, set_rng_state, state_bytes
+from train.config import OPTIONS, apply_overrides, option_help, read_config
 from train.errors import (
     ArgumentParser,
     ConfigError,
-    DeviceError,
     Diverged,
     TrainingError,
+    UsageError,
     first_line,
     run_tool,
 )
-from train.interrupts import Interrupted, as_interrupted, check, deferred
+from train.interrupts import as_interrupted, check, deferred
 from train.loop import FullGraph, GraphBatches
-from train.run_folder import ResumePoint, RunFolder, check_out_dir, open_run, run_config
+from train.run_folder import Result, RunFolder, check_out_dir, open_run, run_config
 from train.tasks import EarlyStopping, Task
 
 log = logging.getLogger("autogcn")
@@ -64,8 +63,6 @@ def release_seeds(runs: int) -> list[int]:
 
 
 def set_seed(seed: int) -> None:
-    import random
-
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
@@ -78,11 +75,18 @@ def set_seed(seed: int) -> None:
 CUBLAS_WORKSPACE_CONFIG = ":4096:8"
 
 
+def run_state(run: _Seed) -> dict[str, Any]:
+    """``state.pt``'s contents after ``run``'s last epoch (and all it draws at random)."""
+    return {"run": run.index, "seed": run.seed, "config": run.exp.cfg,
+            "fingerprint": run.exp.folder.data["data"].get("fingerprint"), **vars(run.progress),
+            "model": run.model.state_dict(), "optimizer": run.optimizer.state_dict(),
+            "scheduler": run.scheduler.state_dict() if run.scheduler is not None else None,
+            "stopping": run.stopping.state_dict(), "rng": rng_state(run.loop.generator)}
+
+
 @contextmanager
 def deterministic_mode(enabled: bool) -> Iterator[None]:
-    """``--deterministic``: torch's deterministic algorithms, cuDNN without autotuning and
-    ``CUBLAS_WORKSPACE_CONFIG`` inside the block; every setting is put back on the way out (an
-    in-process caller, a test, is left as it was)."""
+    """``--deterministic``: torch's deterministic algorithms and settings inside the block."""
     if not enabled:
         yield
         return
@@ -107,9 +111,8 @@ def deterministic_mode(enabled: bool) -> Iterator[None]:
 
 # ----------------------------------------------------------------------------- device
 def select_device(use_gpu: bool, gpu_id: int, from_command_line: bool = False) -> torch.device:
-    """``cuda:<gpu_id>`` when requested and usable, else the CPU (one warning). A GPU id that
-    does not exist is an error from ``--gpu_id``, GPU 0 with a warning from a config file (the
-    authors' ZINC config names GPU 1). No CUDA context is created here: :func:`check_device`."""
+    """``cuda:<gpu_id>`` when requested and usable, else the CPU; a missing GPU is an error from
+    ``--gpu_id``, GPU 0 from a config file (the authors' ZINC config names GPU 1)."""
     if not use_gpu:
         return torch.device("cpu")
     if not torch.cuda.is_available():
@@ -118,8 +121,8 @@ def select_device(use_gpu: bool, gpu_id: int, from_command_line: bool = False) -
     count = torch.cuda.device_count()
     if gpu_id >= count:
         if from_command_line:
-            raise DeviceError(f"--gpu_id {gpu_id}: this machine has {count} visible GPU(s) "
-                              f"(ids 0-{count - 1}; CUDA_VISIBLE_DEVICES may hide others)")
+            raise UsageError(f"--gpu_id {gpu_id}: this machine has {count} visible GPU(s) "
+                             f"(ids 0-{count - 1}; CUDA_VISIBLE_DEVICES may hide others)")
         log.warning("the config asks for GPU %d but %d is/are visible: using GPU 0", gpu_id,
                     count)
         gpu_id = 0
@@ -127,16 +130,15 @@ def select_device(use_gpu: bool, gpu_id: int, from_command_line: bool = False) -
 
 
 def check_device(device: torch.device) -> None:
-    """Run one small kernel on ``device``: a torch build without kernels for this GPU fails
-    here, in one line, not deep inside training."""
+    """Run one kernel on ``device``: a torch build for other GPUs fails here, in one line."""
     if device.type != "cuda":
         return
     try:
         torch.cuda.set_device(device)
         (torch.ones(2, device=device) * 2).sum().item()
     except (RuntimeError, AssertionError) as err:
-        raise DeviceError(f"{device} ({torch.cuda.get_device_name(device)}) cannot run this "
-                          f"torch build ({torch.__version__}): {first_line(err)}") from None
+        raise UsageError(f"{device} ({torch.cuda.get_device_name(device)}) cannot run this "
+                         f"torch build ({torch.__version__}): {first_line(err)}") from None
 
 
 # ----------------------------------------------------------------------------- command line
@@ -147,7 +149,7 @@ def build_parser(task: Task, description: str) -> argparse.ArgumentParser:
         epilog="Booleans take True/False. Every option overrides the config file's value.")
     parser.add_argument("--config", help="JSON config in the authors' schema")
     parser.add_argument("--dataset", help=f"one of {', '.join(task.datasets)}")
-    for key in override_keys():
+    for key in OPTIONS:
         if key != "dataset":
             parser.add_argument(f"--{key}", dest=f"override_{key}", metavar="VALUE",
                                 help=option_help(key))
@@ -161,9 +163,7 @@ def build_parser(task: Task, description: str) -> argparse.ArgumentParser:
 
 
 def resolve_config(task: Task, args: argparse.Namespace) -> tuple[dict[str, Any], set[str]]:
-    """The config file (with ``--resume``, restarting or not, the run's own; else the
-    defaults) and the command line's overrides, validated once; and the keys the command line
-    set."""
+    """The config (file, resumed run's or defaults) with the overrides; the keys these set."""
     if args.config is not None:  # an empty --config is an error, not the defaults
         raw, origin = read_config(args.config), os.path.expanduser(args.config)
     elif args.resume:  # a run's resolved config: every key, at its version's defaults
@@ -171,7 +171,7 @@ def resolve_config(task: Task, args: argparse.Namespace) -> tuple[dict[str, Any]
         raw, origin = read_config(path), str(path)
     else:
         raw, origin = {"model": "AUTOGCN", "dataset": task.datasets[0],
-                       "out_dir": task.default_out_dir}, "defaults"
+                       "out_dir": f"out/{task.name}/"}, "defaults"
     overrides = {k[len("override_"):]: v for k, v in vars(args).items()
                  if k.startswith("override_") and v is not None}
     if args.dataset is not None:  # an empty --dataset is an error, not the config's dataset
@@ -196,37 +196,23 @@ def main(task: Task, argv: Sequence[str] | None = None, description: str = "") -
         return run_experiment(task, cfg, list(sys.argv if argv is None else argv), cli_keys,
                               resume=None if args.restart else args.resume)
 
-    return run_tool(experiment, argv, interrupted=_kept)
-
-
-def _kept(stop: Interrupted) -> str:
-    """What an interrupted experiment leaves."""
-    return (f"results of finished runs are kept in {stop.run_dir}" if stop.run_dir
-            else "stopped before training started")
+    return run_tool(experiment, argv, interrupted=lambda stop: (
+        f"results of finished runs are kept in {stop.run_dir}" if stop.run_dir
+        else "stopped before training started"))
 
 
 # ----------------------------------------------------------------------------- experiment
 def load_data(task: Task, cfg: dict[str, Any], write_data: bool = True):
-    """The dataset, the net's input/output sizes, and a per-run factory of epoch loops.
-
-    ``write_data=False`` (checkpoint evaluation): nothing is generated into a data folder."""
+    """The data's record, the net's input/output sizes, and a per-run factory of epoch loops."""
     data_cfg = cfg["data"]
     if task.level == "single_graph":
-        from data.loaders import load_node_data
-        from data.node_datasets import (
-            get_split,
-            with_edge_direction,
-            with_row_normalised_features,
-        )
-
         ds = with_edge_direction(load_node_data(cfg["dataset"], data_cfg),
                                  data_cfg["edge_direction"])
         if data_cfg["normalize_features"]:
             ds = with_row_normalised_features(ds)
         io = NetIO(task.level, task.input_kind, ds.features.shape[1], ds.num_classes)
-        graph = ds.graph
-        if uses_self_loops(cfg["model"], cfg["net_params"]):
-            graph = graph.add_self_loops()
+        loops = uses_self_loops(cfg["model"], cfg["net_params"])
+        graph = ds.graph.add_self_loops() if loops else ds.graph
 
         def make_loop(run: int, seed: int, device: torch.device) -> FullGraph:
             train, val, test = get_split(ds, run, seed, mode=data_cfg["split"],
@@ -236,8 +222,6 @@ def load_data(task: Task, cfg: dict[str, Any], write_data: bool = True):
 
         info = {**ds.info, "fingerprint": node_data_fingerprint(graph, ds.features, ds.labels)}
         return info, io, make_loop
-
-    from data.loaders import load_graph_dataset
 
     ds = load_graph_dataset(cfg["dataset"], data_cfg, write_data)
     if uses_self_loops(cfg["model"], cfg["net_params"]):
@@ -261,8 +245,7 @@ def load_data(task: Task, cfg: dict[str, Any], write_data: bool = True):
 def run_experiment(task: Task, cfg: dict[str, Any], command: list[str],
                    cli_keys: set[str] | frozenset[str] = frozenset(),
                    resume: str | os.PathLike | None = None) -> int:
-    """Train every seed of ``cfg`` into a new run folder, or continue ``resume``'s
-    (``cli_keys``: the config keys set on the command line)."""
+    """Train every seed of ``cfg`` into a new run folder, or continue ``resume``'s."""
     device = select_device(cfg["gpu"]["use"], cfg["gpu"]["id"],
                            from_command_line="gpu_id" in cli_keys)
     summary_writer_class()  # a missing package stops the run before anything is written
@@ -282,10 +265,10 @@ def run_experiment(task: Task, cfg: dict[str, Any], command: list[str],
             # the seeds follow from the command line (--seed or not): without --seed, the run's
             point = open_run(resume, cfg, seeds if "seed" in cli_keys else None,
                              data_info["fingerprint"])
-            if point.complete:
+            if point.status == "complete":
                 log.info("%s is complete: nothing to resume", resume)
                 return 0
-            seeds = point.record["seeds"]
+            seeds = point.data["seeds"]
         # From here on a signal waits for a safe point (between batches): the run folder, its
         # writers and the loader workers exist and must be closed, and the record must say why.
         with deferred():
@@ -304,9 +287,7 @@ def run_experiment(task: Task, cfg: dict[str, Any], command: list[str],
 
 @dataclass
 class Experiment:
-    """One experiment: what it trains (``task``, ``cfg``, the net's sizes ``io``, an epoch loop
-    per seed from ``make_loop(run, seed, device)``), where, with which seeds, and the run folder
-    that keeps it."""
+    """One experiment: what it trains, where, with which seeds, into which run folder."""
 
     task: Task
     cfg: dict[str, Any]
@@ -316,10 +297,9 @@ class Experiment:
     seeds: list[int]
     folder: RunFolder
 
-    def run(self, point: ResumePoint | None = None) -> None:
-        """Train every seed (after those ``point`` finished, continuing its saved state); on
-        any way out the record says how it ended, and an interrupt names the run folder."""
-        with _run_log(self.folder.path / "train.log"):
+    def run(self, point: Result | None = None) -> None:
+        """Train every seed ``point`` has not finished; the record says how it ended."""
+        with _RunLog(self.folder.path / "train.log"):
             log.info("%s on %s: device %s, seeds %s -> %s", self.cfg["model"],
                      self.cfg["dataset"], self.device, self.seeds, self.folder.path)
             try:
@@ -327,19 +307,17 @@ class Experiment:
             except KeyboardInterrupt as err:
                 stop = as_interrupted(err)
                 stop.run_dir = self.folder.path
-                if stop is err:
-                    raise
                 raise stop from None
             _log_summary(self.folder.data, self.folder.path)  # a signal now: exit 0
 
-    def _train_seeds(self, point: ResumePoint | None) -> None:
+    def _train_seeds(self, point: Result | None) -> None:
         done = point.finished_runs if point is not None else 0
         try:
             for i, seed in enumerate(self.seeds[done:], start=done):
                 check()  # between runs: a signal during the last one's final evaluation
                 loop = self.make_loop(i, seed, self.device)
                 try:
-                    state = point.state if point is not None and i == done else None
+                    state = point.saved_state if point is not None and i == done else None
                     run = self.train_seed(i, seed, loop, state)
                 finally:
                     loop.close()
@@ -359,10 +337,8 @@ class Experiment:
 
     def train_seed(self, index: int, seed: int, loop, state: dict[str, Any] | None = None
                    ) -> dict[str, Any]:
-        """Train one seed; returns its record (final metrics with the best-validation weights).
-        After every epoch the run folder keeps the best weights, the state and a heartbeat.
-        ``state``: a saved state to continue."""
-        run = self._start_seed(index, seed, loop, state)
+        """Train (or continue from ``state``) one seed; its record, with the best weights."""
+        run = _Seed(self, index, seed, loop, state)
         epochs = self.cfg["params"]["epochs"]
         bar = tqdm(range(run.progress.epoch + 1, epochs if run.progress.stop_reason is None
                          else 0), desc=f"run {index} seed {seed}", disable=None,
@@ -374,69 +350,73 @@ class Experiment:
                     break
         finally:  # every way out, an interrupt included: nothing is left writing or waiting
             bar.close()
-            _close_writer(run.writer)
+            try:
+                run.writer.close()
+            except OSError as err:  # events lost on a full disk: logged, not raised
+                log.warning("tensorboard logs are incomplete: %s", err.strerror or err)
         return run.result(state)
 
-    def _start_seed(self, index: int, seed: int, loop, state: dict[str, Any] | None) -> _Seed:
-        params = self.cfg["params"]
-        set_seed(seed)
-        model = build_net(self.cfg["model"], self.io, self.cfg["net_params"]).to(self.device)
-        if self.folder.data.get("num_params") is None:
-            self.folder.data["num_params"] = count_parameters(model)
-            log.info("%d parameters", self.folder.data["num_params"])
-        compiled, why = compilation.prepare(model, self.cfg["model"], params["compile"],
-                                            self.device, params["epochs"] * loop.steps_per_epoch,
-                                            params["deterministic"])
-        if index == 0 or state is not None:
-            log.info("compile: %s", why)
-        optimizer = torch.optim.Adam(optimizer_groups(model, params, self.cfg["net_params"]),
-                                     lr=params["init_lr"], weight_decay=params["weight_decay"])
-        schedule = params["scheduler"] or ("none" if self.task.level == "single_graph"
-                                           else "plateau")
-        scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
-            optimizer, mode="min", factor=params["lr_reduce_factor"],
-            patience=params["lr_schedule_patience"]) if schedule == "plateau" else None
-        if self.device.type == "cuda":
-            torch.cuda.reset_peak_memory_stats(self.device)
-        run = _Seed(self, index, seed, loop, model, optimizer, scheduler,
-                    EarlyStopping(params["early_stop"], params["early_stop_patience"],
-                                  self.task.is_better),
-                    compilation.WarmUp(compiled and (index == 0 or state is not None)))
-        resumed = {}
-        if state is not None:
-            run.progress = restore_run(state, model, optimizer, scheduler, run.stopping, loop)
-            if run.progress.best_state is not None:  # the file may hold a later epoch's
-                self.folder.keep_best(run.checkpoint, run.best_bytes(run.progress.best_state))
-            # The stopped process's last scalars may not have reached its event file (the
-            # writer is asynchronous): a new file replaces them all (tensorboard drops what
-            # earlier files logged from the purge step on) with those the state kept.
-            resumed = {"purge_step": 0, "filename_suffix": f".resumed{run.progress.epoch + 1}"}
-            log.info("run %d seed %d: resumed after epoch %d", index, seed, run.progress.epoch)
-        run.writer = summary_writer_class()(
-            str(self.folder.path / "logs" / f"run{index}_seed{seed}"), **resumed)
-        for epoch, scalars in enumerate(run.progress.scalars):
-            for tag, value in scalars.items():
-                run.writer.add_scalar(tag, value, epoch)
-        run.start = time.perf_counter() - run.progress.elapsed_s
-        return run
 
-
-@dataclass
 class _Seed:
     """One seed in training: its modules, how far it has got, and its epoch."""
 
-    exp: Experiment
-    index: int
-    seed: int
-    loop: Any
-    model: torch.nn.Module
-    optimizer: torch.optim.Optimizer
-    scheduler: Any
-    stopping: EarlyStopping
-    warm_up: compilation.WarmUp
-    progress: Progress = field(default_factory=Progress)
-    writer: Any = None
-    start: float = 0.0
+    def __init__(self, exp: Experiment, index: int, seed: int, loop: Any,
+                 state: dict[str, Any] | None) -> None:
+        self.exp, self.index, self.seed, self.loop = exp, index, seed, loop
+        cfg, params = exp.cfg, exp.cfg["params"]
+        set_seed(seed)
+        self.model = build_net(cfg["model"], exp.io, cfg["net_params"]).to(exp.device)
+        if exp.folder.data.get("num_params") is None:
+            exp.folder.data["num_params"] = count_parameters(self.model)
+            log.info("%d parameters", exp.folder.data["num_params"])
+        compiled, why = compilation.prepare(self.model, cfg["model"], params["compile"],
+                                            exp.device, params["epochs"] * loop.steps_per_epoch,
+                                            params["deterministic"])
+        if index == 0 or state is not None:
+            log.info("compile: %s", why)
+        self.warm_up = compilation.WarmUp(compiled and (index == 0 or state is not None))
+        self.optimizer = torch.optim.Adam(
+            optimizer_groups(self.model, params, cfg["net_params"]), lr=params["init_lr"],
+            weight_decay=params["weight_decay"])
+        schedule = params["scheduler"] or ("none" if exp.task.level == "single_graph"
+                                           else "plateau")
+        self.scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
+            self.optimizer, mode="min", factor=params["lr_reduce_factor"],
+            patience=params["lr_schedule_patience"]) if schedule == "plateau" else None
+        self.stopping = EarlyStopping(params["early_stop"], params["early_stop_patience"],
+                                      exp.task.is_better)
+        if exp.device.type == "cuda":
+            torch.cuda.reset_peak_memory_stats(exp.device)
+        self.progress, resumed = Progress(), {}
+        if state is not None:
+            self._restore(state)
+            if self.progress.best_state is not None:  # the file may hold a later epoch's
+                run_folder.write_atomic(self.checkpoint, self.best_bytes(self.progress.best_state))
+            # The stopped process's last scalars may not have reached its event file (the
+            # writer is asynchronous): a new file replaces them all (tensorboard drops what
+            # earlier files logged from the purge step on) with those the state kept.
+            resumed = {"purge_step": 0, "filename_suffix": f".resumed{self.progress.epoch + 1}"}
+            log.info("run %d seed %d: resumed after epoch %d", index, seed, self.progress.epoch)
+        self.writer = summary_writer_class()(
+            str(exp.folder.path / "logs" / f"run{index}_seed{seed}"), **resumed)
+        for epoch, scalars in enumerate(self.progress.scalars):
+            for tag, value in scalars.items():
+                self.writer.add_scalar(tag, value, epoch)
+        self.start = time.perf_counter() - self.progress.elapsed_s
+
+    def _restore(self, state: dict[str, Any]) -> None:
+        """Put :func:`run_state`'s ``state`` back: the loop's workers first, random states last."""
+        self.model.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        if self.scheduler is not None:
+            self.scheduler.load_state_dict(state["scheduler"])
+        self.stopping.load_state_dict(state["stopping"])
+        self.loop.start_workers()
+        set_rng_state(state["rng"], self.loop.generator)
+        self.progress = Progress(**{f.name: state[f.name] for f in fields(Progress)})
+        if self.progress.best_state is not None:
+            self.progress.best_state = {k: v.to(self.exp.device)
+                                        for k, v in self.progress.best_state.items()}
 
     @property
     def checkpoint(self) -> Path:
@@ -463,12 +443,12 @@ class _Seed:
         lr = self.optimizer.param_groups[0]["lr"]
         if self.scheduler is not None:
             self.scheduler.step(val[0] if val else train_loss)
+        results = {split: result for split, result in (
+            ("train", (train_loss, train_metrics)), ("val", val), ("test", test)) if result}
         scalars = {"learning_rate": lr}
-        for split, result in (("train", (train_loss, train_metrics)), ("val", val),
-                              ("test", test)):
-            if result is not None:
-                scalars[f"{split}/_loss"] = result[0]
-                scalars.update({f"{split}/_{k}": v for k, v in result[1].items()})
+        for split, (loss, metrics) in results.items():
+            scalars[f"{split}/_loss"] = loss
+            scalars.update({f"{split}/_{k}": v for k, v in metrics.items()})
         for tag, value in scalars.items():
             self.writer.add_scalar(tag, value, epoch)
         progress.scalars.append(scalars)
@@ -483,13 +463,11 @@ class _Seed:
             desc[f"val_{task.primary}"] = f"{val[1][task.primary]:.4f}"
         bar.set_postfix(desc)
         if epoch % params["print_epoch_interval"] == 0:
-            _log_epoch(epoch, (train_loss, train_metrics), val, test, lr, progress.epoch_times[-1])
+            _log_epoch(epoch, results, lr, progress.epoch_times[-1])
         progress.epoch, progress.elapsed_s = epoch, time.perf_counter() - self.start
         progress.stop_reason = _stop_reason(params, stop_early, self.optimizer, progress)
-        state = run_state(self.index, self.seed, self.exp.cfg, self.exp.folder.data["data"].get(
-            "fingerprint"), progress, self.model, self.optimizer, self.scheduler, self.stopping,
-            self.loop.generator)
-        self.exp.folder.end_epoch(state_bytes(state), best, last=progress.stop_reason is not None)
+        self.exp.folder.end_epoch(state_bytes(run_state(self)), best,
+                                  last=progress.stop_reason is not None)
         _pause_for_tests(self.index, epoch)
         return progress.stop_reason is not None
 
@@ -498,39 +476,32 @@ class _Seed:
         self.model.load_state_dict(self.progress.best_state)
         final = {split: result[1] if result else None for split, result in
                  self.loop.evaluate_splits(self.model, ["train", "val", "test"]).items()}
-        run = {
-            "seed": self.seed, "epochs": len(self.progress.epoch_times),
-            "best_epoch": self.progress.best_epoch,
-            "stop_reason": self.progress.stop_reason or "epochs",
-            "s_per_epoch": float(np.mean(self.progress.epoch_times)),
-            "total_time_s": time.perf_counter() - self.start, "final": final,
-            "peak_memory_mb": _peak_memory_mb(self.exp.device),
-            "checkpoint": str(self.checkpoint.name),
-            "compiled": compilation.is_compiled(self.model),
-            "compile_warmup_s": self.warm_up.seconds,
-        }
+        done = self.progress
+        run = {"seed": self.seed, "epochs": len(done.epoch_times), "best_epoch": done.best_epoch,
+               "stop_reason": done.stop_reason or "epochs",
+               "s_per_epoch": float(np.mean(done.epoch_times)),
+               "total_time_s": time.perf_counter() - self.start, "final": final,
+               "peak_memory_mb": _peak_memory_mb(self.exp.device),
+               "checkpoint": self.checkpoint.name, "compiled": compilation.is_compiled(self.model),
+               "compile_warmup_s": self.warm_up.seconds}
         if state is not None:
             run["resumed_after_epoch"] = state["epoch"]
         log.info("run %d seed %d done: %s", self.index, self.seed, json.dumps(final))
         return run
 
 
-@contextmanager
-def _run_log(path: Path) -> Iterator[None]:
-    """The run's ``train.log`` beside the console while the block runs."""
-    handler = _RunLog(path)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
-    log.addHandler(handler)
-    try:
-        yield
-    finally:
-        log.removeHandler(handler)
-        handler.close()
-
-
 class _RunLog(logging.FileHandler):
-    """``train.log``; a line that cannot be written (a full disk) is dropped without a
-    traceback: the next result file fails too and says so in one line."""
+    """``train.log`` inside ``with``; a line a full disk refuses is dropped without a traceback
+    (the next result file fails too, in one line)."""
+
+    def __enter__(self) -> _RunLog:
+        self.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+        log.addHandler(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        log.removeHandler(self)
+        self.close()
 
     def handleError(self, record: logging.LogRecord) -> None:
         pass
@@ -567,17 +538,8 @@ def _pause_for_tests(index: int, epoch: int) -> None:
         time.sleep(0.02)
 
 
-def _close_writer(writer) -> None:
-    """Close the tensorboard writer; events lost on a full disk are logged, not raised."""
-    try:
-        writer.close()
-    except OSError as err:
-        log.warning("tensorboard logs are incomplete: %s", err.strerror or err)
-
-
 def _train_epoch(loop, model: torch.nn.Module, optimizer: torch.optim.Optimizer):
-    """One training epoch; a single-node batch in BatchNorm, or an op with no deterministic
-    kernel under ``--deterministic``, is a one-line error."""
+    """One training epoch; known failures of the settings are one-line errors."""
     try:
         return loop.train_epoch(model, optimizer)
     except ValueError as err:
@@ -595,27 +557,19 @@ def _train_epoch(loop, model: torch.nn.Module, optimizer: torch.optim.Optimizer)
 
 @functools.lru_cache(maxsize=1)
 def summary_writer_class() -> type:
-    """tensorboardX's writer, else torch's own (only ``tensorboard`` installed): the same
-    event files."""
+    """tensorboardX's writer (imported on first use, checked before anything is written)."""
     try:
         from tensorboardX import SummaryWriter
     except ImportError:
-        try:
-            from torch.utils.tensorboard import SummaryWriter
-        except ImportError:
-            raise ConfigError("tensorboard logging needs tensorboardX (pip install tensorboardX; "
-                              "requirements.txt has it) or tensorboard") from None
+        raise ConfigError("tensorboard logging needs tensorboardX (pip install tensorboardX; "
+                          "requirements.txt has it)") from None
     return SummaryWriter
 
 
-def _log_epoch(epoch: int, train, val, test, lr: float, seconds: float) -> None:
-    parts = [f"epoch {epoch:4d}"]
-    for split, result in (("train", train), ("val", val), ("test", test)):
-        if result is not None:
-            parts.append(f"{split} loss {result[0]:.4f} " +
-                         " ".join(f"{k} {v:.4f}" for k, v in result[1].items()))
-    parts += [f"lr {lr:.2e}", f"{seconds:.1f}s"]
-    log.info(" | ".join(parts))
+def _log_epoch(epoch: int, results: dict[str, Any], lr: float, seconds: float) -> None:
+    log.info(" | ".join([f"epoch {epoch:4d}", *(
+        f"{split} loss {loss:.4f} " + " ".join(f"{k} {v:.4f}" for k, v in metrics.items())
+        for split, (loss, metrics) in results.items()), f"lr {lr:.2e}", f"{seconds:.1f}s"]))
 
 
 def _peak_memory_mb(device: torch.device) -> dict[str, float]:

@@ -1,10 +1,6 @@
-"""The benchmark tasks: which datasets they have, their loss, metrics and model selection
-(which epoch's weights a run keeps and when it stops early: :class:`EarlyStopping`).
-
-Metrics are computed over a whole split (all batches concatenated). The release averaged per-batch
-values instead. For per-graph metrics (ZINC MAE, superpixel accuracy) the two differ only through
-the smaller last batch; the SBM accuracies are per node and balanced over classes, so they differ
-in general (batches differ in node count and class mix).
+"""The benchmark tasks: their datasets, loss, metrics and model selection (which epoch's weights
+a run keeps and when it stops early: :class:`EarlyStopping`). Metrics are computed over a whole
+split, not averaged over batches as in the release (docs/deviations.md).
 """
 
 from __future__ import annotations
@@ -67,13 +63,9 @@ def l1_loss(scores: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
 
 @dataclass(frozen=True)
 class Task:
-    """What a task trains on and how it is scored.
-
-    ``level`` is ``"node"`` (a prediction per node of batched graphs), ``"graph"`` (one per
-    graph) or ``"single_graph"`` (full-batch node classification on one graph).
-    ``input_kind`` tells the net how to embed node features: ``"embedding"`` for integer ids,
-    ``"linear"`` for float vectors.
-    """
+    """What a task trains on and how it is scored. ``level``: ``"node"`` (a prediction per node
+    of batched graphs), ``"graph"`` (one per graph) or ``"single_graph"`` (full-batch, one
+    graph); ``input_kind``: ``"embedding"`` (integer node features) or ``"linear"`` (floats)."""
 
     name: str
     level: str
@@ -84,14 +76,8 @@ class Task:
     higher_is_better: bool
     input_kind: str
 
-    @property
-    def default_out_dir(self) -> str:
-        return f"out/{self.name}/"
-
     def is_better(self, value: float, best: float | None) -> bool:
-        if best is None:
-            return True
-        return value > best if self.higher_is_better else value < best
+        return best is None or (value > best if self.higher_is_better else value < best)
 
 
 # name, level, datasets, loss, metrics, primary metric, higher is better, input kind
@@ -142,10 +128,8 @@ EARLY_STOP_RULES = ("none", "val_loss_window", "val_metric_patience", "val_metri
 
 
 class EarlyStopping:
-    """Feed it one epoch at a time (:meth:`update`); it says whether to keep the epoch's weights
-    and whether to stop after it.
-
-    ``is_better(new, best)``: the task's comparison of its primary metric (``best`` may be
+    """Fed one epoch at a time (:meth:`update`), it says whether to keep the epoch's weights and
+    whether to stop after it; ``is_better(new, best)`` compares the primary metric (``best``
     ``None``: nothing kept yet)."""
 
     def __init__(self, rule: str, patience: int,
@@ -162,44 +146,24 @@ class EarlyStopping:
         nothing stops early)."""
         if loss is None or metric is None:
             return True, False
-        if self.rule == "val_loss_window":
-            return self._loss_window(loss)
-        if self.rule == "val_metric_patience":
-            return self._metric_patience(metric)
-        if self.rule == "val_metric_strict":
-            return self._metric_strict(metric)
-        keep = self.is_better(metric, self.best_metric)
+        if self.rule == "val_loss_window":  # the lowest loss kept; stop above the window's mean
+            keep = loss < self.best_loss
+            if keep:
+                self.best_loss = loss
+            window = self.losses[-self.patience:]  # the losses before this epoch's
+            stop = len(self.losses) > self.patience and loss > sum(window) / len(window)
+            self.losses.append(loss)
+            return keep, stop
+        if self.rule == "val_metric_patience":  # a tie is kept
+            keep = self.best_metric is None or not self.is_better(self.best_metric, metric)
+        else:
+            keep = self.is_better(metric, self.best_metric)
         if keep:
             self.best_metric = metric
-        return keep, False
-
-    def _loss_window(self, loss: float) -> tuple[bool, bool]:
-        keep = loss < self.best_loss
-        if keep:
-            self.best_loss = loss
-        epoch = len(self.losses)
-        self.losses.append(loss)
-        stop = False
-        if epoch > self.patience:
-            window = self.losses[-(self.patience + 1):-1]
-            stop = loss > sum(window) / len(window)
-        return keep, stop
-
-    def _metric_patience(self, metric: float) -> tuple[bool, bool]:
-        keep = self.best_metric is None or not self.is_better(self.best_metric, metric)
-        if keep:
-            self.best_metric, self.bad_epochs = metric, 0
-        else:
-            self.bad_epochs += 1
-        return keep, self.bad_epochs > self.patience
-
-    def _metric_strict(self, metric: float) -> tuple[bool, bool]:
-        keep = self.is_better(metric, self.best_metric)
-        if keep:
-            self.best_metric, self.bad_epochs = metric, 0
-        else:
-            self.bad_epochs += 1
-        return keep, self.bad_epochs >= self.patience
+        if self.rule == "none":
+            return keep, False
+        self.bad_epochs = 0 if keep else self.bad_epochs + 1
+        return keep, self.bad_epochs >= self.patience + (self.rule == "val_metric_patience")
 
     def state_dict(self) -> dict:
         """What :meth:`update` has accumulated (a resumed run continues from it)."""
