@@ -40,10 +40,8 @@ class AutoGCNConv(Explainable):
     Zhang): a bank of learned low-, middle- and high-pass filters combined by a gate.
 
     With :math:`\tilde A = D^{-1/2} A D^{-1/2}` (*Normalisation* below) and :math:`\lambda`
-    the eigenvalues of :math:`L = I - \tilde A` — real and in :math:`[0, 2]` on an undirected
-    graph; on a directed one (the superpixel kNN graphs) :math:`\tilde A` is similar to
-    :math:`D^{-1} A`, so they lie in the complex disc :math:`|\lambda - 1| \le 1` and are often
-    not real (``docs/data.md``) — the three filters are
+    the eigenvalues of :math:`L = I - \tilde A` (in :math:`[0, 2]` on an undirected graph, in
+    the disc :math:`|\lambda - 1| \le 1` on a directed one, ``docs/data.md``), the filters are
 
     ======  ==========================  ================================
     filter  response :math:`F(\lambda)`  kernel applied to :math:`x`
@@ -57,8 +55,7 @@ class AutoGCNConv(Explainable):
     :math:`W_f`. How :math:`p, a` are learned (``mode``, the config's ``opt``):
 
     * ``"over"`` (the paper's over-parameterisation): per filter ``grid_size`` (:math:`G`)
-      weights :math:`\gamma` — a grid size, not a hop count (the paper's and the benchmark
-      config's ``K``) — :math:`p_i = \mathrm{relu}(\gamma_i)` on the fixed grid
+      weights :math:`\gamma`, :math:`p_i = \mathrm{relu}(\gamma_i)` on the fixed grid
       :math:`\alpha = \mathrm{linspace}(-10^{-9}, 1 + 10^{-9}, G)`, giving
       :math:`p = \sum_i p_i`, :math:`a = \sum_i \alpha_i p_i / p`;
     * ``"single"`` (the paper's "w/o over"): ``p`` (relu) and ``a`` (hardtanh to [0, 1])

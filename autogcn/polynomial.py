@@ -106,20 +106,11 @@ def undirected(g: Graph) -> Graph:
     return g.cached(("polynomial_filter", "pairs"), lambda: Pairs(g)).graph
 
 
-def _inverse_sqrt_or_zero(degrees: Tensor) -> Callable[[torch.dtype], Tensor]:
-    """Per-node ``deg^(-1/2)``, ``0`` where ``deg = 0`` (PyG's ``inf -> 0``), as a function of
-    the feature dtype (computed in at least float32, as
-    :func:`~autogcn.propagation.degree_scale`)."""
-    def scale(dtype: torch.dtype) -> Tensor:
-        d = degrees.to(torch.promote_types(dtype, torch.float32))
-        return torch.where(d > 0, d.clamp(min=1e-30).rsqrt(), torch.zeros_like(d)).to(dtype)
-
-    return scale
-
-
-def _in_degree_scale(g: Graph, weight: Tensor) -> Callable[[torch.dtype], Tensor]:
-    degrees = weight.new_zeros(g.num_nodes()).index_add(0, g.dst, weight)
-    return lambda dtype: degree_scale(degrees, dtype)
+def _degree_scale(ends: Tensor, weight: Tensor, n: int,
+                  empty: float = 1.0) -> Callable[[torch.dtype], Tensor]:
+    """:func:`~autogcn.propagation.degree_scale` of the weighted degrees counted at ``ends``."""
+    degrees = weight.new_zeros(n).index_add(0, ends, weight)
+    return lambda dtype: degree_scale(degrees, dtype, empty)
 
 
 def _with_loops(g: Graph) -> Graph:
@@ -146,7 +137,7 @@ def _build(g: Graph, kind: str, edge_weight: Tensor | None) -> Adjacency:
         pairs = g.cached(("polynomial_filter", "pairs"), lambda: Pairs(g))
         w = pairs.weights(None if edge_weight is None
                           else edge_weight.to(factor_dtype(edge_weight.dtype)))
-        scale = _in_degree_scale(pairs.graph, w)
+        scale = _degree_scale(pairs.graph.dst, w, g.num_nodes())
         return Adjacency(pairs.graph, scale, scale, w)
     # self-loops weigh 0 rather than being removed: a fixed-size step (module docstring)
     not_loop = g.cached(("polynomial_filter", "not_loop"), lambda: g.src != g.dst)
@@ -155,9 +146,9 @@ def _build(g: Graph, kind: str, edge_weight: Tensor | None) -> Adjacency:
     if kind == "gcn":
         looped = g.cached(("polynomial_filter", "with_loops"), lambda: _with_loops(g))
         w = torch.cat([w, w.new_ones(g.num_nodes())])
-        scale = _in_degree_scale(looped, w)
+        scale = _degree_scale(looped.dst, w, g.num_nodes())
         return Adjacency(looped, scale, scale, w)
-    scale = _inverse_sqrt_or_zero(w.new_zeros(g.num_nodes()).index_add(0, g.src, w))
+    scale = _degree_scale(g.src, w, g.num_nodes(), empty=0.0)
     return Adjacency(g, scale, scale, w)
 
 

@@ -34,12 +34,15 @@ SOURCE_DEGREES = ("in", "out")
 ORDERS = ("auto", "propagate", "project")
 
 
-def degree_scale(degrees: Tensor, dtype: torch.dtype = torch.float32) -> Tensor:
-    """``deg^(-1/2)`` of ``dtype``, 1 where ``deg <= 0`` (``max(deg, 1)^(-1/2)`` for counts),
-    computed in the feature dtype (at least float32: :func:`factor_dtype`), so a float64 run is
-    float64 throughout and float32 factors are the release's."""
+def degree_scale(degrees: Tensor, dtype: torch.dtype = torch.float32,
+                 empty: float = 1.0) -> Tensor:
+    """``deg^(-1/2)`` of ``dtype``, ``empty`` where ``deg <= 0`` (1: ``max(deg, 1)^(-1/2)`` for
+    counts; 0: PyG's ``inf -> 0``), computed in the feature dtype (at least float32:
+    :func:`factor_dtype`), so a float64 run is float64 throughout and float32 factors are the
+    release's."""
     d = degrees.to(factor_dtype(dtype))
-    return d.masked_fill(d <= 0, 1).rsqrt().to(dtype)
+    none = d <= 0
+    return d.masked_fill(none, 1).rsqrt().masked_fill(none, empty).to(dtype)
 
 
 def factor_dtype(dtype: torch.dtype) -> torch.dtype:

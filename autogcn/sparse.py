@@ -90,6 +90,19 @@ def _product(x: Tensor, crow: Tensor, col: Tensor, values: Tensor) -> Tensor:
     return sparse_mm(csr_matrix(crow, col, values, crow.numel() - 1), x)
 
 
+def _save_transpose(ctx, inputs: tuple, output: Tensor | None) -> None:
+    ctx.transposed = (*inputs[4:7], *inputs[1:4])  # the backward multiplies by Mᵀ (and M)
+    # x and M's structure only where a value needs its gradient (a learned edge weight)
+    ctx.for_values = (inputs[0], inputs[1], inputs[2]) if ctx.needs_input_grad[3] else None
+
+
+def _product_backward(ctx, grad: Tensor) -> tuple:
+    grad = grad.contiguous()
+    grad_x = _csr_product(grad, *ctx.transposed) if ctx.needs_input_grad[0] else None
+    grad_values = None if ctx.for_values is None else _values_gradient(grad, *ctx.for_values)
+    return (grad_x, None, None, grad_values) + (None,) * 3
+
+
 if hasattr(torch.library, "custom_op"):  # torch >= 2.4: an operator torch.compile keeps whole
     @torch.library.custom_op("autogcn::csr_product", mutates_args=())
     def _csr_product(x: Tensor, crow: Tensor, col: Tensor, values: Tensor, crow_t: Tensor,
@@ -101,33 +114,15 @@ if hasattr(torch.library, "custom_op"):  # torch >= 2.4: an operator torch.compi
     def _(x: Tensor, crow: Tensor, *_: Tensor) -> Tensor:
         return x.new_empty(crow.shape[0] - 1, x.shape[1])
 
-    def _save_transpose(ctx, inputs: tuple, output: Tensor) -> None:
-        ctx.transposed = (*inputs[4:7], *inputs[1:4])  # the backward multiplies by Mᵀ (and M)
-        # x and M's structure only where a value needs its gradient (a learned edge weight)
-        ctx.for_values = (inputs[0], inputs[1], inputs[2]) if ctx.needs_input_grad[3] else None
-
-    def _product_backward(ctx, grad: Tensor) -> tuple:
-        grad = grad.contiguous()
-        grad_x = _csr_product(grad, *ctx.transposed) if ctx.needs_input_grad[0] else None
-        grad_values = None if ctx.for_values is None else _values_gradient(grad, *ctx.for_values)
-        return (grad_x, None, None, grad_values) + (None,) * 3
-
     _csr_product.register_autograd(_product_backward, setup_context=_save_transpose)
 else:  # older torch (the DGL profile's 2.2): the same product and backward, eager only
     class _CSRProduct(torch.autograd.Function):
         @staticmethod
         def forward(ctx, x: Tensor, *parts: Tensor) -> Tensor:
-            ctx.transposed = (*parts[3:6], *parts[0:3])
-            ctx.for_values = (x, parts[0], parts[1]) if ctx.needs_input_grad[3] else None
+            _save_transpose(ctx, (x, *parts), None)
             return _product(x, *parts[0:3])
 
-        @staticmethod
-        def backward(ctx, grad: Tensor) -> tuple:
-            grad = grad.contiguous()
-            grad_x = _csr_product(grad, *ctx.transposed) if ctx.needs_input_grad[0] else None
-            grad_values = None if ctx.for_values is None else \
-                _values_gradient(grad, *ctx.for_values)
-            return (grad_x, None, None, grad_values) + (None,) * 3
+        backward = staticmethod(_product_backward)
 
     _csr_product = _CSRProduct.apply
 

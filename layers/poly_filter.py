@@ -7,10 +7,8 @@ choice, built like its ChebNet and AutoGCN layers, is
     h' = \mathrm{post}\big(F(N)\, \mathrm{dropout}_{dprate}(x W) + b\big)
 
 with a bias-free :math:`W` (PyTorch's default init), one bias (init 0) and the shared
-post-processing (graph norm, batch norm, activation, residual, dropout). Parameters:
-``in·out + out`` + the filter's + ``2·out`` (batch norm, always allocated as in the
-release). Projecting first, as the papers' node-classification nets do (MLP, then
-propagate), puts ``dprate`` where they put it: on the signal entering the filter.
+post-processing. Parameters: ``in·out + out`` + the filter's + ``2·out`` (batch norm). Projecting
+first, as the papers' nets do (MLP, then propagate), puts ``dprate`` where they put it.
 """
 
 from __future__ import annotations
@@ -24,8 +22,7 @@ from layers.post_processing import Activation, GraphLayer, PostProcess
 
 
 class PolyFilterLayer(GraphLayer):
-    """A :class:`PolynomialFilter` in the benchmarking-gnns layer stack (module docstring):
-    ``post(F(N) dropout_dprate(x W) + b)``.
+    """``post(F(N) dropout_dprate(x W) + b)`` (module docstring).
 
     Args:
         filt: the filter, over ``out_dim`` channels.

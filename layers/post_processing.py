@@ -1,11 +1,7 @@
-"""The node update every graph layer of the benchmark applies after aggregation.
-
-Written once and composed into every layer (the authors' release re-implemented it per layer):
-
-    h_out = dropout( act( BN( h * snorm_n ) ) + h_in )
-
-with each step switchable. BatchNorm is always allocated, as in the release, so that parameter
-counts match the published ones whether or not it is used.
+"""The node update every graph layer of the benchmark applies after aggregation (the release
+wrote it into each layer), ``h_out = dropout(act(BN(h * snorm_n)) + h_in)``, each step
+switchable; and :class:`GraphLayer`, the layers' base. BatchNorm is always allocated, as in the
+release, so that parameter counts match the published ones whether or not it is used.
 """
 
 from __future__ import annotations

@@ -117,17 +117,12 @@ class GINNet(nn.Module):
 
 
 def gin_net(io: NetIO, p: dict) -> nn.Module:
-    """GIN: :class:`GINNet` on batched graphs; the release's citation stack on single graphs.
-
-    Single graph: GIN(in→h, one-linear MLP), L−1 × GIN(h→h, ``n_mlp_GIN`` linears),
-    GIN(h→classes, one linear, no activation, no dropout). The release's citation GIN also
-    allocated an unused ``Linear(in, h)`` (not allocated here). ``gin_release_forward: true``
-    is the release's forward, in two parts: (a) the output layer is allocated but never run (the
-    last hidden layer's ``hidden_dim`` ReLU'd, dropped-out outputs are the class scores), and
-    (b) each layer's MLP wrapper builds its batch norm but does not apply it
-    (:class:`~layers.gin_layer.GINLayer` ``apply_node_norm=False``). ``false`` runs the output
-    layer and the batch norm. ``gin_output_layer`` (default: not ``gin_release_forward``) sets
-    part (a) alone.
+    """GIN: :class:`GINNet` on batched graphs; the release's citation stack on single graphs,
+    GIN(in→h, one-linear MLP), L−1 × GIN(h→h, ``n_mlp_GIN`` linears), GIN(h→classes, one
+    linear, no activation, no dropout). ``gin_release_forward: true``, the release's forward
+    (``docs/deviations.md``): (a) the output layer is allocated but not run (the last hidden
+    layer's outputs are the class scores) and (b) ``apply_node_norm=False``
+    (:class:`~layers.gin_layer.GINLayer`). ``gin_output_layer`` sets (a) alone.
     """
     if io.level != "single_graph":
         return GINNet(io, p)
@@ -191,14 +186,11 @@ class MLPNet(nn.Module):
 
 # ------------------------------------------------------------------ SGC and APGCN
 class SGConv(nn.Module):
-    r"""Simplified graph convolution: :math:`P^k x\, W + b`, with :math:`P` the degree-normalised
-    sum over in-edges, in-degree on both sides (:func:`~autogcn.propagation.propagate`).
-
-    Written on the project's primitives, it equals DGL 2.x's ``SGConv(k, bias=True,
-    allow_zero_in_degree=True)`` (which normalises both sides by the in-degree too), proven by
-    ``tests/test_dgl_parity.py``: same ``state_dict`` names (``fc.weight``, ``fc.bias``) and
-    initialisation (Glorot-uniform weight, zero bias). Propagates at the input width, then
-    projects, as DGL's does.
+    r"""Simplified graph convolution: :math:`P^k x\, W + b`, :math:`P` the degree-normalised
+    sum over in-edges, in-degree on both sides (:func:`~autogcn.propagation.propagate`). Equals
+    DGL 2.x's ``SGConv(k, bias=True, allow_zero_in_degree=True)`` (``tests/test_dgl_parity.py``):
+    the same ``state_dict`` names (``fc.weight``, ``fc.bias``), initialisation (Glorot-uniform
+    weight, zero bias) and order (propagate at the input width, then project).
     """
 
     def __init__(self, in_feats: int, out_feats: int, k: int = 1, bias: bool = True) -> None:
@@ -283,10 +275,8 @@ class APGCNNet(nn.Module):
     ``n = apgcn_linear_layers``, default L−1 as in the release's SBM and superpixel nets; its
     ZINC net used L) → propagation → (readout) → MLP head. Single graph (the release's citation
     net): Linear(in, h), L−1 × Linear(h, h), Linear(h, classes), then the propagation of the
-    logits. :meth:`auxiliary_loss` returns ``prop_penalty · mean(steps + remainders)`` of the
-    last forward pass; the training loop adds it to the task loss. (The release's SBM net used
-    ``dropout`` for the input dropout, its other nets ``in_feat_dropout``; this net uses
-    ``in_feat_dropout`` everywhere — every published config sets both to the same value, 0.)
+    logits. The training loop adds :meth:`auxiliary_loss` to the task loss. The input dropout
+    is ``in_feat_dropout`` (the release's SBM net used ``dropout``; its configs set both to 0).
     """
 
     def __init__(self, io: NetIO, p: dict) -> None:

@@ -1,18 +1,10 @@
-"""AutoGCN's successors, registered under ``GPRGNN BERNNET CHEBNETII JACOBICONV OPTBASIS`` for
-every task.
-
-* Single-graph node classification (PubMed, Squirrel, ...): :class:`DecoupledNet`, the official
-  codes' structure — an MLP on the node features, then one learned polynomial filter of its
-  logits (no nonlinearity after the filter); OptBasisGNN's :class:`OptBasisNet` filters the
-  hidden layer instead and classifies after the filter.
-* Batched graphs (SBM, ZINC, superpixels): :func:`~nets.gnn_net.stack_net` of
-  :class:`~layers.poly_filter.PolyFilterLayer` layers (encoder → L filter layers with residual,
-  graph norm, batch norm → readout → MLP head), as the project's ChebNet and AutoGCN. None of
-  the papers has a graph-level architecture: this stack is the project's choice.
-
-The filters' coefficients can train with their own learning rate and weight decay, as in the
-official codes (``prop_lr``, ``prop_wd``; JacobiConv's per-channel weights ``jacobi_w_lr``,
-``jacobi_w_wd``): :func:`~nets.registry.optimizer_groups`.
+"""AutoGCN's successors, registered as ``GPRGNN BERNNET CHEBNETII JACOBICONV OPTBASIS`` for every
+task: on a single graph the official codes' nets (:class:`DecoupledNet`, :class:`OptBasisNet`);
+on batched graphs (SBM, ZINC, superpixels) a :func:`~nets.gnn_net.stack_net` of
+:class:`~layers.poly_filter.PolyFilterLayer` layers, as the project's ChebNet and AutoGCN (no
+paper has a graph-level architecture: the project's choice). The filters' coefficients may
+train with their own learning rate and weight decay, as in the official codes
+(:func:`~nets.registry.optimizer_groups`).
 """
 
 from __future__ import annotations
