@@ -791,7 +791,7 @@ def test_sweep_and_tables_mark_dead_running_cells(tmp_path, spawn):
     assert finish(dead, timeout=60) == 0
     res = {"status": "running", "pid": dead.pid, "host": os.uname().nodename, "runs": []}
     (folder / "results.json").write_text(json.dumps(res))
-    assert sweep.cell_state(folder.parent, 5)[0] == "killed"
+    assert sweep.cell_results(folder.parent, None).state == "killed"
     assert cell_result(cell, folder.parent, "mae", 5, extra=None).state == "killed"
 
 

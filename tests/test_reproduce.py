@@ -177,8 +177,9 @@ def test_cells_run_pinned_to_their_gpu_with_their_share_of_the_cores(tmp_path, m
     cells = [sweep.Cell(id=f"c{i}", row="r", column="c", dataset="ZINC") for i in range(4)]
     jobs = [(c, tmp_path / c.id, "missing") for c in cells]
     env = {**sweep.os.environ, "OMP_NUM_THREADS": "3"}
+    monkeypatch.setattr(sweep, "cell_request", lambda cell, cmd: (None, []))  # not main scripts
     codes = sweep.run_cells(jobs, lambda cell, device: [sys.executable, "-c", probe],
-                            ["4", "6"], env, request=lambda cell, cmd: (None, []))
+                            ["4", "6"], env)
     assert codes == {c.id: 0 for c in cells}
     seen = {(tmp_path / c.id / "stdout.log").read_text().split("pinned ")[1].split()[0]
             for c in cells}
@@ -263,11 +264,12 @@ def test_complete_cells_are_skipped_partial_and_stale_ones_rerun(capsys, tmp_pat
     assert "stale" in out and len(cmds) == 1
     # device and path options do not matter; a newer running folder does not hide it
     fabricate(folder, status="running", runs=1, command=recorded, name="c", started="2025-02")
-    assert sweep.cell_state(folder, 5, planned_command("ablation", cell_id, tmp_path)
-                            [:-2] + ["--gpu_id", "1"])[0] == "complete"
+    cell = table_cell(folder)
+    assert sweep.cell_results(folder, planned_command("ablation", cell_id, tmp_path)[:-2]
+                              + ["--gpu_id", "1"], cell).state == "complete"
     # nor does compiling, which changes how a result is computed, not what
-    assert sweep.cell_state(folder, 5, planned_command("ablation", cell_id, tmp_path)
-                            + ["--compile", "off"])[0] == "complete"
+    assert sweep.cell_results(folder, planned_command("ablation", cell_id, tmp_path)
+                              + ["--compile", "off"], cell).state == "complete"
     (folder / "d").mkdir()
     (folder / "d" / "results.json").write_text("{not json")  # never fatal
     assert state().endswith("complete -> skip")
@@ -428,7 +430,7 @@ def test_reproduce_sh_usage_and_gpus_without_a_gpu(tmp_path):
     done = reproduce_sh("ablation", "--gpus", "0", "--only", "wo_gate_ZINC", "--out_root",
                         str(out), env={"CUDA_VISIBLE_DEVICES": ""})
     assert done.returncode == 2 and done.stdout == ""
-    assert done.stderr.strip() == ("error: --gpus 0 but no CUDA GPU is visible "
-                                   "(CUDA_VISIBLE_DEVICES is empty; leave out --gpus to run "
-                                   "the cells on the CPU)")
+    assert done.stderr.strip() == ("error: --gpus 0 but no CUDA GPU is visible under "
+                                   "CUDA_VISIBLE_DEVICES='' (leave out --gpus to run the cells "
+                                   "on the CPU, --jobs N at a time)")
     assert not out.exists()

@@ -244,17 +244,17 @@ TIMED = textwrap.dedent("""\
 
 
 def packed(tmp_path: Path, n: int, devices: list, cell_memory: float, free_gib: float,
-           capsys) -> tuple[dict, str, list[tuple[float, float]]]:
+           capsys, monkeypatch) -> tuple[dict, str, list[tuple[float, float]]]:
     """Run ``n`` TIMED cells on ``devices``; the exit codes, stdout and the cells' intervals."""
     script = tmp_path / "timed.py"
     script.write_text(TIMED)
     cells = [sweep.Cell(id=f"c{i}", row="r", column="c", dataset="ZINC") for i in range(n)]
     jobs = [(c, tmp_path / c.id, "missing") for c in cells]
+    monkeypatch.setattr(sweep, "cell_request", lambda cell, cmd: (None, []))  # not main scripts
     codes = sweep.run_cells(jobs, lambda cell, device: [sys.executable, str(script),
                                                          str(tmp_path), cell.id],
                             devices, dict(os.environ), cell_memory=cell_memory,
-                            read_free=lambda device: int(free_gib * scheduler.GIB),
-                            request=lambda cell, cmd: (None, []))  # not main scripts
+                            read_free=lambda device: int(free_gib * scheduler.GIB))
     spans = [tuple(map(float, line.split())) for c in cells
              for line in (tmp_path / f"{c.id}.times").read_text().splitlines()]
     return codes, capsys.readouterr().out, spans
@@ -265,14 +265,14 @@ def overlapping(spans: list[tuple[float, float]]) -> bool:
     return any(b[0] < a[1] for a, b in zip(spans, spans[1:]))
 
 
-def test_jobs_run_together_while_memory_allows(tmp_path, capsys):
-    codes, out, spans = packed(tmp_path, 2, [None, None], 2.0, 64.0, capsys)
+def test_jobs_run_together_while_memory_allows(tmp_path, capsys, monkeypatch):
+    codes, out, spans = packed(tmp_path, 2, [None, None], 2.0, 64.0, capsys, monkeypatch)
     assert codes == {"c0": 0, "c1": 0} and overlapping(spans)
     assert "memory guard" not in out
 
 
-def test_the_memory_guard_holds_a_cell_back_and_says_so(tmp_path, capsys):
-    codes, out, spans = packed(tmp_path, 3, [None, None], 2.0, 1.5, capsys)
+def test_the_memory_guard_holds_a_cell_back_and_says_so(tmp_path, capsys, monkeypatch):
+    codes, out, spans = packed(tmp_path, 3, [None, None], 2.0, 1.5, capsys, monkeypatch)
     assert codes == {"c0": 0, "c1": 0, "c2": 0}
     assert not overlapping(spans)  # 1.5 GiB free < 2: one cell at a time
     assert "has 1.5 GiB free, under --cell_memory 2, with 1 cell(s) running there: " in out
@@ -281,7 +281,7 @@ def test_the_memory_guard_holds_a_cell_back_and_says_so(tmp_path, capsys):
 
 def test_a_cell_out_of_memory_beside_another_is_run_again_alone(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("OOM_BESIDE", "1")
-    codes, out, spans = packed(tmp_path, 3, ["7", "7"], 2.0, 64.0, capsys)
+    codes, out, spans = packed(tmp_path, 3, ["7", "7"], 2.0, 64.0, capsys, monkeypatch)
     assert codes == {"c0": 0, "c1": 0, "c2": 0}
     assert len(spans) == 3 and not overlapping(spans)  # after the first, one at a time
     assert re.search(r"ran out of memory beside [12] other cell\(s\) on GPU 7: it is queued "
