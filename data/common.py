@@ -18,6 +18,8 @@ from torch.utils.data import Dataset
 
 from autogcn.graph import Graph
 
+SPLITS = ("train", "val", "test")
+
 
 class DataError(RuntimeError):
     """Data is missing or malformed; the message says what and how to get it."""

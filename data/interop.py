@@ -15,7 +15,7 @@ from typing import Any
 import torch
 
 from autogcn.graph import Graph
-from data.common import DataError, one_line
+from data.common import SPLITS, DataError, one_line
 
 DGL_HINT = ("it is in the DGL profile: bash scripts/setup.sh --dgl, then run with "
             ".venv-dgl/bin/python")
@@ -78,7 +78,7 @@ def dataset_splits(package: str, cls: str, purpose: str, offline: str, max_graph
                    split_key: str, **kwargs: Any) -> Iterator[tuple[str, list]]:
     """Train, val and test of :func:`download_dataset` (the split passed as ``split_key``;
     DGL calls validation "valid"), each as its first ``max_graphs`` samples (None: all)."""
-    for split in ("train", "val", "test"):
+    for split in SPLITS:
         name = "valid" if package == "dgl" and split == "val" else split
         ds = download_dataset(package, cls, purpose, offline, **kwargs, **{split_key: name})
         n = len(ds) if max_graphs is None else min(int(max_graphs), len(ds))

@@ -16,14 +16,13 @@ from pathlib import Path
 import torch
 
 from autogcn.graph import Graph
-from data.common import DataError, GraphDataset, GraphSplit, check_graph_split, one_line
+from data.common import SPLITS, DataError, GraphDataset, GraphSplit, check_graph_split, one_line
 from data.interop import dataset_splits, from_dgl, from_pyg
 
 log = logging.getLogger(__name__)
 
 NUM_ATOM_TYPES = 28
 NUM_BOND_TYPES = 4
-SPLITS = ("train", "val", "test")
 MOLECULES_URL = "https://www.dropbox.com/s/feo9qle74kg48gy/molecules.zip?dl=1"
 _HOW_TO_GET = (
     "Get the data with `--data_source dgl` (dgl.data.ZINCDataset, downloads ZINC12k from "

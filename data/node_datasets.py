@@ -17,7 +17,7 @@ import torch
 from torch import Tensor
 
 from autogcn.graph import Graph
-from data.common import DEFAULT_DATA_ROOT, DataError, check_finite, check_range
+from data.common import DEFAULT_DATA_ROOT, SPLITS, DataError, check_finite, check_range
 
 NODE_DATASETS = ("PUBMED", "SQUIRREL", "SQUIRREL_FILTERED", "ARXIV_YEAR", "YELPCHI")
 # Which ``source`` values each dataset accepts (the first is the default).
@@ -32,7 +32,6 @@ NUM_CLASSES = {"PUBMED": 3, "SQUIRREL": 5, "SQUIRREL_FILTERED": 5, "ARXIV_YEAR":
 
 Split = tuple[Tensor, Tensor, Tensor]
 Ints = Tensor | np.ndarray  # node ids or labels, as torch or numpy integers
-SPLIT_NAMES = ("train", "val", "test")
 # LINKX ships fixed splits for these two; they are used when the user drops them into data_dir.
 LINKX_SPLIT_FILES = {"ARXIV_YEAR": "arxiv-year-splits.npy", "YELPCHI": "yelp-chi-splits.npy"}
 
@@ -161,7 +160,7 @@ def check_fixed_splits(splits: Sequence[Split], num_nodes: int, where: str,
     part, and (given ``labels``) only labelled nodes. DataError naming the split and the node."""
     n = num_nodes
     for r, split in enumerate(splits):
-        for name, idx in zip(SPLIT_NAMES, split, strict=True):
+        for name, idx in zip(SPLITS, split, strict=True):
             check_range(idx, 0, n, where, "node id", item=f"split {r}'s {name} entry")
         if split[0].numel() == 0:
             raise DataError(f"{where}: fixed split {r} has no training nodes")
@@ -171,15 +170,15 @@ def check_fixed_splits(splits: Sequence[Split], num_nodes: int, where: str,
             if clash.numel():
                 node = int(idx[clash[0, 0]])
                 raise DataError(f"{where}: fixed split {r}: node {node} is in both "
-                                f"{SPLIT_NAMES[int(owner[node])]} and {SPLIT_NAMES[k]}")
+                                f"{SPLITS[int(owner[node])]} and {SPLITS[k]}")
             dup = idx.numel() - torch.unique(idx).numel()
             if dup:
-                raise DataError(f"{where}: fixed split {r} lists {dup} {SPLIT_NAMES[k]} "
+                raise DataError(f"{where}: fixed split {r} lists {dup} {SPLITS[k]} "
                                 "node(s) twice")
             owner[idx] = k
             unlabelled = (labels[idx] < 0).nonzero() if labels is not None else idx[:0]
             if unlabelled.numel():
-                raise DataError(f"{where}: fixed split {r}'s {SPLIT_NAMES[k]} part holds node "
+                raise DataError(f"{where}: fixed split {r}'s {SPLITS[k]} part holds node "
                                 f"{int(idx[unlabelled[0, 0]])}, which has no label")
 
 
@@ -229,7 +228,7 @@ def check_split_sizes(ds: NodeDataset, mode: str = "random",
     sizes = _split_sizes(n, ratios)
     if mode == "balanced" and int(round(ratios[0] * n / ds.num_classes)) == 0:
         sizes = (0, *sizes[1:])
-    for name, ratio, size in zip(SPLIT_NAMES, ratios, sizes, strict=True):
+    for name, ratio, size in zip(SPLITS, ratios, sizes, strict=True):
         if size == 0 and (ratio > 0 or name == "train"):
             raise DataError(f"{ds.name}: split ratio {name} {ratio:g} gives 0 of its {n} "
                             f"labelled nodes; use a larger {name} fraction (--split_ratio)")

@@ -22,7 +22,7 @@ import torch
 from tqdm import tqdm
 
 from autogcn.graph import Graph
-from data.common import DataError, GraphDataset, GraphSplit, check_graph_split
+from data.common import SPLITS, DataError, GraphDataset, GraphSplit, check_graph_split
 from data.files import FileSet, GraphPack, PackError, smallest_uint, unpack_graphs
 from data.interop import dataset_splits, from_dgl, from_pyg
 
@@ -33,7 +33,6 @@ DEFAULT_VARIANT = "q35-size5to34"
 SBM_VARIANTS = (DEFAULT_VARIANT, "q20-size20", "q35-size20", "q20-one-pattern")
 SBM_VARIANT_ALIASES = {"final": DEFAULT_VARIANT, "early": "q20-size20",
                        "PATTERN_EASY": "q20-one-pattern"}
-SPLITS = ("train", "val", "test")
 DEFAULT_SEED = 0
 # Bump when the generator changes in a way that changes the graphs for a given seed: files with
 # another version are refused instead of being silently mixed with new ones.

@@ -12,10 +12,9 @@ import torch
 from torch import Tensor
 
 from autogcn.graph import Graph
-from data.common import DataError, one_line
+from data.common import SPLITS, DataError, one_line
 from data.interop import download_dataset, from_pyg
 from data.node_datasets import (
-    SPLIT_NAMES,
     Ints,
     NodeDataset,
     _find,
@@ -45,7 +44,7 @@ def _masks(arrays: dict, n: int, where: str) -> list[np.ndarray]:
     """The ``train/val/test_masks`` of a geom-gcn npz as boolean ``(splits, n)`` arrays, each
     checked to cover exactly the ``n`` nodes (0/1 integers are taken as booleans)."""
     masks = []
-    for name in SPLIT_NAMES:
+    for name in SPLITS:
         if f"{name}_masks" not in arrays:
             raise DataError(f"{where} has no {name}_masks (keys: {', '.join(sorted(arrays))})")
         m = np.atleast_2d(np.asarray(arrays[f"{name}_masks"]))

@@ -29,6 +29,7 @@ from tqdm.auto import tqdm
 
 from autogcn.graph import Graph
 from data.common import (
+    SPLITS,
     DataError,
     GraphDataset,
     GraphSplit,
@@ -52,7 +53,6 @@ FORMAT_VERSION = 1
 # What a full disk under the cache folder tells the user to do.
 CACHE_DIR_REMEDY = "free some space there or give another --cache_dir"
 SOURCES = ("raw", "dgl", "pyg")
-SPLITS = ("train", "val", "test")
 
 MNIST_URLS = ("https://ossci-datasets.s3.amazonaws.com/mnist/ (mirror of "
               "http://yann.lecun.com/exdb/mnist/)")
