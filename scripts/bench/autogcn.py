@@ -138,12 +138,8 @@ def profile_table(fn: Callable[[], None], device: torch.device, rows: int = 15) 
     with profile(activities=activities) as prof:
         fn()
         sync(device)
-    averages = prof.key_averages()
-    sort = "self_cpu_time_total"
-    if cuda:  # torch >= 2.4 names it by device, older releases by CUDA
-        sort = ("self_device_time_total" if hasattr(averages[0], "self_device_time_total")
-                else "self_cuda_time_total")
-    return averages.table(sort_by=sort, row_limit=rows)
+    sort = "self_device_time_total" if cuda else "self_cpu_time_total"
+    return prof.key_averages().table(sort_by=sort, row_limit=rows)
 
 
 # ------------------------------------------------------------------------------------- main

@@ -76,8 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.getLogger("autogcn").setLevel(logging.WARNING)
     with tempfile.TemporaryDirectory(prefix="state_cost_") as name:
         tmp = Path(name)
-        print(measure("ZINC", str(args.zinc_dir), args.max_graphs, args.epochs, args.device,
-                      tmp), flush=True)
-        print(measure("SBM_PATTERN", str(tmp / "sbm"), args.sbm_graphs, args.epochs,
-                      args.device, tmp), flush=True)
+        for name, data, graphs in (("ZINC", args.zinc_dir, args.max_graphs),
+                                   ("SBM_PATTERN", tmp / "sbm", args.sbm_graphs)):
+            print(measure(name, str(data), graphs, args.epochs, args.device, tmp), flush=True)
     return 0
