@@ -131,12 +131,11 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.command == "depth":
         print(f"wrote {figures.plot_depth(args.results, args.out, args.runs)}")
         return 0
-    if args.command != "collect":
-        cells.folder_option("--records", args.records, None, "the records (collect writes them)",
-                            must_exist=True)
+    if args.command == "collect":
+        return collect(args)
+    cells.folder_option("--records", args.records, None, "the records (collect writes them)",
+                        must_exist=True)
     try:
-        if args.command == "collect":
-            return collect(args)
         if args.command == "check":
             found = records.read_records(resolve(args.records))
             print(f"{sum(map(len, found.values()))} records, each consistent with its runs "
