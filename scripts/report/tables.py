@@ -96,19 +96,18 @@ def render_table(table: Table, results: dict[str, CellResult], published: dict,
                 marked[mark] = str(src.get("note", ""))
             has_ci |= isinstance(entry, dict) and entry.get("std") is None \
                 and entry.get("ci95") is not None
-            paper = [fmt_published(entry, col, mark)] if has_paper else []
+            paper = [fmt_published(entry, col, mark), ""] if has_paper else []  # and Δ
             if res is None:  # no cell for this row/column (e.g. DSGCN on SBM)
-                shown += ["", *paper, *([""] if has_paper else [])]
+                shown += ["", *paper]
                 continue
             used_val |= res.split == "val" and res.mean is not None
             diff = None
             if res.mean is not None and not mark and isinstance(entry, dict) \
-                    and cells.finite(entry.get("mean")) is not None:
+                    and cells.finite(entry.get("mean")) is not None:  # so has_paper
                 diff = res.mean * float(col.get("scale", 1)) - float(entry["mean"])
-            digits, lead = int(col.get("digits", 3)), bool(col.get("leading_zero", False))
-            shown += [fmt_value(res, col, expected_runs), *paper, *(
-                ["" if diff is None else fmt_num(diff, digits, lead, sign=True)]
-                if has_paper else [])]
+                paper[1] = fmt_num(diff, int(col.get("digits", 3)),
+                                   bool(col.get("leading_zero", False)), sign=True)
+            shown += [fmt_value(res, col, expected_runs), *paper]
             records.append(_csv_record(table, res, col, entry, diff, expected_runs))
         lines.append(md_row(shown))
     notes = ["† validation split: the data used has no test split."] if used_val else []
