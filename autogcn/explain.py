@@ -50,12 +50,6 @@ def __getattr__(name: str) -> type:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _pyg_message_passing() -> type | None:
-    """PyG's ``MessagePassing`` if PyG has been imported (no import here), else ``None``."""
-    module = sys.modules.get(PYG_MESSAGE_PASSING)
-    return getattr(module, "MessagePassing", None)
-
-
 class Explainable(nn.Module):
     """Base of the package's modules: PyG's explanation hooks (module docstring).
 
@@ -72,7 +66,7 @@ class Explainable(nn.Module):
 
     def attach_explain_hooks(self) -> None:
         """Add the ``MessagePassing`` children PyG's explainers look for, once PyG is loaded."""
-        base = _pyg_message_passing()
+        base = getattr(sys.modules.get(PYG_MESSAGE_PASSING), "MessagePassing", None)  # no import
         if base is None or not self.pyg_explainable or "pyg_explain" in self._modules:
             return
         hook = _hook_class(base)

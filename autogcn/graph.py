@@ -77,10 +77,9 @@ class Graph:
         self.edata: dict[str, Tensor] = dict(edata or {})
         # None: one graph; its counts are made on first use (a copy to the device, which the
         # convolutions' per-call graphs never need)
-        self._batch_num_nodes = None if batch_num_nodes is None \
-            else torch.as_tensor(batch_num_nodes, dtype=torch.int64, device=src.device)
-        self._batch_num_edges = None if batch_num_edges is None \
-            else torch.as_tensor(batch_num_edges, dtype=torch.int64, device=src.device)
+        self._batch_num_nodes, self._batch_num_edges = (
+            None if c is None else torch.as_tensor(c, dtype=torch.int64, device=src.device)
+            for c in (batch_num_nodes, batch_num_edges))
         self._names = names
         if validate:
             self._validate()
@@ -109,9 +108,7 @@ class Graph:
             self._validate()
 
     def _validate(self) -> None:
-        """Reject what would otherwise fail deep inside message passing (or, on CUDA, as a
-        device-side assert): endpoints outside ``[0, num_nodes)``, feature tensors with the wrong
-        row count, member counts that do not add up. One check here, at construction."""
+        """The constructor's check (module docstring; ``Raises`` in the class docstring)."""
         n, e = self._num_nodes, self.src.numel()
         if n < 0:
             raise ValueError(f"num_nodes must be >= 0, got {n}")

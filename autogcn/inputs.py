@@ -91,7 +91,7 @@ def _to_graph(graph: GraphInput, num_nodes: int,
             raise ValueError(f"the graph has {graph.num_nodes()} nodes but the features have "
                              f"{num_nodes} rows")
         return graph, edge_weight
-    if _is_sparse_tensor(graph):  # torch_sparse.SparseTensor, duck-typed: torch only here
+    if type(graph).__name__ == "SparseTensor" and hasattr(graph, "coo"):  # torch_sparse's
         row, col, value = graph.coo()
         return _from_adjacency(row, col, value, tuple(graph.sizes()), num_nodes, edge_weight)
     if not isinstance(graph, Tensor):
@@ -114,10 +114,6 @@ def _to_graph(graph: GraphInput, num_nodes: int,
     if graph.dim() != 2 or graph.shape[0] != 2:
         raise ValueError(f"edge_index must be a (2, num_edges) tensor, got {tuple(graph.shape)}")
     return Graph.from_edge_index(graph, num_nodes, validate=can_read_values(graph)), edge_weight
-
-
-def _is_sparse_tensor(graph: object) -> bool:
-    return type(graph).__name__ == "SparseTensor" and hasattr(graph, "coo")
 
 
 def _from_adjacency(row: Tensor, col: Tensor, value: Tensor | None, shape: tuple,

@@ -47,11 +47,10 @@ class JacobiConvProp(PolynomialFilter):
     every graph), no self-loops added, degree 0 counted as 1
     (:func:`~autogcn.polynomial.filter_operator` ``"undirected"``). The basis runs on
     :math:`[-1, 1]`: :math:`P_0 = 1`, :math:`P_1(z) = (a-b)/2 + (a+b+2)/2\, z`, then
-    :func:`jacobi_recurrence` (``K`` sparse products). As in the official code the factors
-    enter the recurrence itself — :math:`\beta_k P_k x` is computed from
-    :math:`\beta_{k-1} P_{k-1} x` and :math:`\beta_{k-2} P_{k-2} x` with multipliers
-    :math:`\gamma_{k-1} = \alpha\tanh(\eta_{k-1})` and :math:`\gamma_{k-1}\gamma_{k-2}` — which
-    is the same polynomial. Initialisation (official): :math:`\eta_i = \min(1/\alpha, 1)`,
+    :func:`jacobi_recurrence` (``K`` sparse products), with the factors inside the recurrence
+    as in the official code (:math:`\beta_k P_k x` from the two terms before it, multiplied by
+    :math:`\gamma_{k-1} = \alpha\tanh(\eta_{k-1})` and :math:`\gamma_{k-1}\gamma_{k-2}`: the
+    same polynomial). Initialisation (official): :math:`\eta_i = \min(1/\alpha, 1)`,
     :math:`w = 1`. :math:`\eta_K` is allocated and counted, as in the official code, but no
     basis uses it.
 

@@ -2,10 +2,9 @@ r"""Adaptive propagation of AP-GCN (Spinelli, Scardapane, Uncini, 2020), as in t
 
 Input :math:`z^0 = x` (the output of the net's linear layers). Propagation
 :math:`P(x)_v = (\deg^{in} v)^{-1/2} \sum_{u \to v} (\deg^{out} u)^{-1/2} x_u` (degrees clamped
-to ≥ 1; the release's ``APLayer`` used the out-degree on the source side, unlike its GCN): the
-project's :func:`~autogcn.propagation.propagate` with ``source_degree="out"``, equal to the
-release's DGL message passing (``tests/test_dgl_parity.py``). At step
-:math:`k = 1..T` (:math:`T` = ``n_iter``) a node that is still running computes
+to ≥ 1; the release's ``APLayer`` took the source's out-degree, unlike its GCN; equal to its DGL
+code, ``tests/test_dgl_parity.py``). At step :math:`k = 1..T` (:math:`T` = ``n_iter``) a node
+that is still running computes
 
 .. math::
     z^k = P z^{k-1} \ (\text{mode "adaptive", the paper}) \quad\text{or}\quad
@@ -26,12 +25,10 @@ where :math:`m^k_v` is the node's "still running" mask passed through dropout (a
 release), and :math:`z^0` is the dropped-out input. The net adds
 ``prop_penalty · mean(K + R)`` (:math:`R = 1 - S`, the remainders) to the loss.
 
-Mode ``"one_hop"`` (default: the published numbers came from it; ``"release"`` is accepted
-for it, see :data:`AP_MODE_ALIASES`) reproduces the authors' ``APLayer``, which propagates the
-layer *input* at every step, so every :math:`z^k = Px` and the adaptive depth never goes beyond
-one hop (here :math:`Px` is computed once instead of :math:`T` times; the output is the same).
-Mode ``"adaptive"`` propagates the previous step, as in the AP-GCN paper. Dropout ``p = 0.5`` is
-the release's ``nn.Dropout()`` default.
+Mode ``"one_hop"`` (default, alias ``"release"``: the published numbers came from it) is the
+authors' ``APLayer``, which propagates the layer *input* at every step: every :math:`z^k = Px`
+(computed once here), so the adaptive depth never exceeds one hop. Mode ``"adaptive"``
+propagates the previous step, as the AP-GCN paper does. Dropout ``p = 0.5`` is the release's.
 """
 
 from __future__ import annotations

@@ -149,11 +149,9 @@ def gin_net(io: NetIO, p: dict) -> nn.Module:
 
 # ------------------------------------------------------------------ MLP
 class MLPNet(nn.Module):
-    """Graph-agnostic baseline: L × [Linear, ReLU, Dropout] → (readout) → MLP head.
-
-    Integer features (SBM, ZINC) are embedded first and feed L hidden layers; float features
-    (superpixels, single graphs) feed the first ``Linear(in, h)`` directly, then L−1 hidden
-    layers. ``gated``: the release's MLP_GATED variant, ``h ⊙ σ(W_g h)`` and a sum readout.
+    """Graph-agnostic baseline: L × [Linear, ReLU, Dropout] → (readout) → MLP head. Integer
+    features (SBM, ZINC) are embedded, then L hidden layers; float features feed the first
+    ``Linear(in, h)``, then L−1. ``gated``: the release's MLP_GATED, ``h ⊙ σ(W_g h)``, sum readout.
     """
 
     def __init__(self, io: NetIO, p: dict) -> None:
@@ -215,10 +213,8 @@ class SGConv(nn.Module):
 
 
 class LinearChain(nn.Module):
-    """``Linear(dropout(x))``, ReLU between consecutive layers, none after the last.
-
-    The feature transform of the release's SGC and APGCN nets (``dims`` lists all widths).
-    """
+    """``Linear(dropout(x))`` over the widths ``dims``, ReLU between consecutive layers: the
+    feature transform of the release's SGC and APGCN nets."""
 
     # Not a compiled region (train/compilation.py): compiled, it measured 1.55x slower than
     # eager on an H200 GPU (docs/performance.md).
