@@ -114,10 +114,8 @@ def check_graph_split(split: GraphSplit, where: str, *, node_vocab: int | None =
     ``g.ndata['feat']``, edge features (where present) in ``g.edata['feat']``."""
     if split is None or len(split) == 0:
         return
-    for key, vocab, what, data in (
-            ("feat", node_vocab, node_what, "ndata"),
-            ("feat", edge_vocab, edge_what, "edata")):
-        parts = [getattr(g, data).get(key) for g in split.graphs]
+    for data, vocab, what in (("ndata", node_vocab, node_what), ("edata", edge_vocab, edge_what)):
+        parts = [getattr(g, data).get("feat") for g in split.graphs]
         if any(p is None for p in parts):
             continue
         values = torch.cat([p.reshape(-1) for p in parts])
@@ -156,15 +154,19 @@ class GraphSplit(Dataset):
         return GraphSplit(graphs, self.labels)
 
     def stats(self) -> dict[str, float]:
-        """Graph count, mean / min / max nodes and mean directed edges per graph."""
-        n = len(self.graphs)
-        if n == 0:
-            return {"graphs": 0, "mean_nodes": 0.0, "min_nodes": 0, "max_nodes": 0,
-                    "mean_edges": 0.0}
-        nodes = [g.num_nodes() for g in self.graphs]
-        edges = sum(g.num_edges() for g in self.graphs)
-        return {"graphs": n, "mean_nodes": sum(nodes) / n, "min_nodes": min(nodes),
-                "max_nodes": max(nodes), "mean_edges": edges / n}
+        """:func:`size_stats` of the split's graphs."""
+        return size_stats([g.num_nodes() for g in self.graphs],
+                          [g.num_edges() for g in self.graphs])
+
+
+def size_stats(nodes: Sequence[int], edges: Sequence[int]) -> dict[str, float]:
+    """Graph count, mean / min / max nodes and mean directed edges per graph, from the graphs'
+    node and edge counts."""
+    n = len(nodes)
+    if n == 0:
+        return {"graphs": 0, "mean_nodes": 0.0, "min_nodes": 0, "max_nodes": 0, "mean_edges": 0.0}
+    return {"graphs": n, "mean_nodes": int(sum(nodes)) / n, "min_nodes": int(min(nodes)),
+            "max_nodes": int(max(nodes)), "mean_edges": int(sum(edges)) / n}
 
 
 @dataclass

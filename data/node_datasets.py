@@ -199,14 +199,10 @@ def check_node_dataset(ds: NodeDataset, where: str, unlabelled: bool = False) ->
                         f"{present.tolist()}; classification needs at least 2 classes")
     if feats.dim() != 2 or feats.shape[0] != n:
         raise DataError(f"{where}: features of shape {tuple(feats.shape)} for {n} nodes")
-    if feats.is_sparse:
+    if feats.is_sparse:  # the stored values, row by row, each row holding its nonzeros
         values = feats.coalesce()
-        bad = (~torch.isfinite(values.values())).nonzero()
-        if bad.numel():
-            k = int(bad[0, 0])
-            raise DataError(f"{where}: node {int(values.indices()[0, k])} has a feature "
-                            f"{values.values()[k].item()} (NaN or infinite values cannot be "
-                            "trained on); fix or replace the file")
+        check_finite(values.values(), where, "a feature", item="node",
+                     sizes=torch.bincount(values.indices()[0], minlength=n))
     else:
         check_finite(feats, where, "a feature", item="node")
     if ds.fixed_splits:

@@ -22,7 +22,7 @@ import torch
 from tqdm import tqdm
 
 from autogcn.graph import Graph
-from data.common import SPLITS, DataError, GraphDataset, GraphSplit, check_graph_split
+from data.common import SPLITS, DataError, GraphDataset, GraphSplit, check_graph_split, size_stats
 from data.files import FileSet, GraphPack, PackError, smallest_uint, unpack_graphs
 from data.interop import dataset_splits, from_dgl, from_pyg
 
@@ -112,19 +112,14 @@ def check_variant(dataset: str, variant: str | None) -> None:
 
 
 def sbm_config(name: str, variant: str | None = None) -> SBMConfig:
-    """The generation parameters of ``name`` (and ``variant``); ValueError for unknown ones."""
+    """The generation parameters of ``name`` (and ``variant``, :func:`check_variant`);
+    ValueError for unknown ones."""
     if name not in SBM_NAMES:
         raise ValueError(f"unknown SBM dataset {name!r}; valid names: {', '.join(SBM_NAMES)}")
+    check_variant(name, variant)
     variant = SBM_VARIANT_ALIASES.get(variant, variant)
-    if variant is not None and variant not in SBM_VARIANTS:
-        raise ValueError(f"unknown SBM variant {variant!r}; valid variants: "
-                         f"{', '.join(SBM_VARIANTS)} (SBM_PATTERN only)")
-    if variant == DEFAULT_VARIANT:
-        variant = None  # the default's files and streams keep their names
-    key = (name, variant)
-    if key not in _CONFIGS:
-        raise ValueError(f"variant {variant!r} does not exist for {name}")
-    return _CONFIGS[key]
+    # the default's files and streams keep their names
+    return _CONFIGS[name, None if variant == DEFAULT_VARIANT else variant]
 
 
 # --------------------------------------------------------------------------------------------
@@ -262,29 +257,16 @@ def generate_sbm_split(name: str, split: str, n: int | None = None, seed: int = 
 
 
 def sbm_statistics(split: GraphSplit) -> dict:
-    """Graph count, mean/min/max nodes, mean directed edges and class balance (the fraction of
-    nodes per class, index = class id) of a split."""
-    nodes = np.array([g.num_nodes() for g in split.graphs], dtype=np.int64)
-    edges = np.array([g.num_edges() for g in split.graphs], dtype=np.int64)
+    """:meth:`GraphSplit.stats` and the class balance of a split."""
     labels = [torch.as_tensor(y).reshape(-1) for y in split.labels]
-    return _statistics(nodes, edges, torch.cat(labels).numpy() if labels else np.zeros(0))
+    return {**split.stats(),
+            "class_balance": _balance(torch.cat(labels).numpy() if labels else np.zeros(0))}
 
 
-def _statistics(nodes: np.ndarray, edges: np.ndarray, labels: np.ndarray) -> dict:
-    """:func:`sbm_statistics` from per-graph node/edge counts and the concatenated labels."""
-    n = len(nodes)
-    if n == 0:
-        return {"graphs": 0, "mean_nodes": 0.0, "min_nodes": 0, "max_nodes": 0,
-                "mean_edges": 0.0, "class_balance": []}
+def _balance(labels: np.ndarray) -> list[float]:
+    """The fraction of nodes per class (index = class id)."""
     counts = np.bincount(labels.astype(np.int64))
-    return {
-        "graphs": n,
-        "mean_nodes": float(nodes.mean()),
-        "min_nodes": int(nodes.min()),
-        "max_nodes": int(nodes.max()),
-        "mean_edges": float(edges.mean()),
-        "class_balance": [float(c) for c in counts / counts.sum()],
-    }
+    return [float(c) for c in counts / counts.sum()] if labels.size else []
 
 
 # --------------------------------------------------------------------------------------------
@@ -375,7 +357,8 @@ def _generate_and_save(files: FileSet, cfg: SBMConfig, seed: int, first: int | N
     def packs():  # one split in memory at a time; the record is complete when they are written
         for split in SPLITS:
             pack = _pack_split(cfg, seed, split, record["counts"][split], progress)
-            stats[split] = _statistics(pack.num_nodes, pack.num_edges, pack.node["label"])
+            stats[split] = {**size_stats(pack.num_nodes, pack.num_edges),
+                            "class_balance": _balance(pack.node["label"])}
             yield split, pack
         record["statistics"] = stats
         record["generation_seconds"] = round(time.perf_counter() - t0, 2)

@@ -558,10 +558,10 @@ def _load_raw(name: str, data_dir: Path, cache: Path, params: SuperpixelParams,
               "build_time_s": build_time, "split_build_time_s": times,
               "workers": workers or os.cpu_count(), "data_dir": str(data_dir),
               "source": source, "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    info.update(from_cache=False, build_time_s=build_time, split_build_time_s=times)
     if not write_cache:
         log.info("%s: the graphs built in memory are not cached (this command writes nothing)",
                  name)
-        info.update(from_cache=False, build_time_s=build_time, split_build_time_s=times)
         return splits
     try:
         subset.write(((s, _split_pack(splits[s])) for s in SPLITS), record)
@@ -569,7 +569,6 @@ def _load_raw(name: str, data_dir: Path, cache: Path, params: SuperpixelParams,
     except OSError as exc:
         log.warning("%s: could not write the superpixel cache to %s (%s); the graphs "
                     "will be rebuilt next time", name, cache, " ".join(str(exc).split()))
-    info.update(from_cache=False, build_time_s=build_time, split_build_time_s=times)
     return splits
 
 
