@@ -50,14 +50,13 @@ def _number_in(kind: type, low: float | None = None, high: float | None = None,
     """An ``argparse`` type: a finite ``kind`` (int or float) in the range, either bound open
     (``None``) or excluded where ``inclusive`` says so. ``--points -1`` with ``int_in(2,
     100000)`` exits 2 with ``error: --points: must be >= 2 and <= 100000, got -1``."""
-    name = "integer" if kind is int else "number"
+    article, name = ("an", "integer") if kind is int else ("a", "number")
 
     def check(text: str) -> Any:
         try:
             value = kind(text)
         except (TypeError, ValueError):
-            raise argparse.ArgumentTypeError(f"expected {'an' if kind is int else 'a'} {name}, "
-                                             f"got {text!r}") from None
+            raise argparse.ArgumentTypeError(f"expected {article} {name}, got {text!r}") from None
         if (kind is float and not math.isfinite(value)) or \
                 not in_range(value, low, high, inclusive):
             what = range_text(low, high, inclusive) or "finite"
