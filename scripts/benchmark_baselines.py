@@ -1,4 +1,4 @@
-"""Replaced by ``python -m scripts.bench models``; this file only says so."""
+# A retired command: it only says, in one line, what replaces it.
 import sys
 
 sys.stderr.write("error: scripts.benchmark_baselines is now: python -m scripts.bench "

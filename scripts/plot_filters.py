@@ -1,4 +1,4 @@
-"""Replaced by ``python -m scripts.diagnose --checkpoint``; this file only says so."""
+# A retired command: it only says, in one line, what replaces it.
 import sys
 
 sys.stderr.write("error: scripts.plot_filters is now: python -m scripts.diagnose "
