@@ -66,9 +66,8 @@ def build_graph(src: Ints, dst: Ints, num_nodes: int) -> tuple[Graph, dict]:
     src = torch.as_tensor(src, dtype=torch.int64).reshape(-1)
     dst = torch.as_tensor(dst, dtype=torch.int64).reshape(-1)
     if src.shape != dst.shape:
-        raise DataError(
-            f"edge lists differ in length: {src.numel()} sources, {dst.numel()} targets"
-        )
+        raise DataError(f"edge lists differ in length: {src.numel()} sources, "
+                        f"{dst.numel()} targets")
     if src.numel() and (min(src.min(), dst.min()) < 0 or max(src.max(), dst.max()) >= num_nodes):
         raise DataError(f"edge endpoint outside [0, {num_nodes}): the edge list does not fit")
     loops = src == dst
