@@ -49,6 +49,21 @@ def floored_norm(squared: Tensor) -> Tensor:
     return squared.clamp(min=NORM_FLOOR**2).sqrt()
 
 
+def normalise(v: Tensor, dot: Dot) -> tuple[Tensor, Tensor]:
+    r"""``(v / c, c)`` with :math:`c = \max(\|v\|, 10^{-8})` per channel, the official
+    value; where the floor acts (a channel that ReLU and dropout zeroed, a Krylov space
+    exhausted) the quotient is held constant for autograd. Its true derivative there is
+    :math:`10^8` per step, so the official recurrence without its noise (which keeps every norm
+    above the floor) sends :math:`10^{8k}` back through ``k`` steps: float32 overflows after
+    about five and the NaN reaches every weight (Squirrel, ``dprate`` 0.5, ``K`` 20). For a
+    zeroed channel the mask upstream has a zero derivative, so the weights' gradients are the
+    exact ones; for an exhausted space the dropped part is amplified rounding noise."""
+    squared = dot(v, v)
+    c = floored_norm(squared)
+    h = v / c
+    return torch.where(squared > NORM_FLOOR**2, h, h.detach()), c
+
+
 def lanczos_basis(apply: Apply, x: Tensor, K: int, dot: Dot = column_dots
                   ) -> tuple[list[Tensor], Tensor]:
     r"""The orthonormal basis :math:`h_0..h_K` of each channel's Krylov space
@@ -69,8 +84,7 @@ def lanczos_basis(apply: Apply, x: Tensor, K: int, dot: Dot = column_dots
     ``(K + 1, 3, R, C)``: row 0 holds :math:`(\|x\|, 0, 0)` (the floored norm), row ``k + 1``
     holds :math:`(a_k, b_k, c_k)`; ``R`` is what ``dot`` returns (1 for one graph).
     """
-    norm = floored_norm(dot(x, x))
-    h = x / norm
+    h, norm = normalise(x, dot)
     basis, prev = [h], None
     zero = torch.zeros_like(norm)
     rows = [torch.stack([norm, zero, zero])]
@@ -82,8 +96,7 @@ def lanczos_basis(apply: Apply, x: Tensor, K: int, dot: Dot = column_dots
         if prev is not None:  # h_{-1} = 0: nothing to remove at the first step
             b = dot(v, prev)
             v = torch.addcmul(v, b, prev, value=-1.0)
-        c = floored_norm(dot(v, v))
-        prev, h = h, v / c
+        prev, (h, c) = h, normalise(v, dot)
         basis.append(h)
         rows.append(torch.stack([a, b, c]))
     return basis, torch.stack(rows)
