@@ -43,12 +43,6 @@ def member_dots(graph_ids: Tensor) -> Dot:
     return dot
 
 
-def floored_norm(squared: Tensor) -> Tensor:
-    """``max(sqrt(squared), 1e-8)``, floored before the root so that a zero channel gets a zero
-    gradient (the root's derivative at 0 is infinite)."""
-    return squared.clamp(min=NORM_FLOOR**2).sqrt()
-
-
 def normalise(v: Tensor, dot: Dot) -> tuple[Tensor, Tensor]:
     r"""``(v / c, c)`` with :math:`c = \max(\|v\|, 10^{-8})` per channel, the official
     value; where the floor acts (a channel that ReLU and dropout zeroed, a Krylov space
@@ -59,9 +53,11 @@ def normalise(v: Tensor, dot: Dot) -> tuple[Tensor, Tensor]:
     zeroed channel the mask upstream has a zero derivative, so the weights' gradients are the
     exact ones; for an exhausted space the dropped part is amplified rounding noise."""
     squared = dot(v, v)
-    c = floored_norm(squared)
+    on_floor = squared <= NORM_FLOOR**2
+    # floored before the root, whose derivative at 0 is infinite
+    c = squared.clamp(min=NORM_FLOOR**2).sqrt()
     h = v / c
-    return torch.where(squared > NORM_FLOOR**2, h, h.detach()), c
+    return torch.where(on_floor, h.detach(), h), c
 
 
 def lanczos_basis(apply: Apply, x: Tensor, K: int, dot: Dot = column_dots
