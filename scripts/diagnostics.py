@@ -1,14 +1,7 @@
 r"""Dataset diagnostics: degrees, class balance, homophily, duplicate nodes and where the label
-signal lies in the spectrum of the normalised Laplacian. Pure functions on numpy / scipy / torch
-inputs; ``scripts/diagnose.py`` is the command line, docs/data.md ("How it measures") the why.
-
-Every measure is on the simple symmetrised graph (``A_uv = 1`` iff ``u → v`` or ``v → u`` is
-stored, ``u ≠ v``), leaves out nodes labelled ``< 0`` with their edges, and clamps degrees at 1
-where it normalises. With :math:`L = I - D^{-1/2} A D^{-1/2} = U \Lambda U^\top`, the energy of
-the centred signal ``Y`` at :math:`\lambda_i` is :math:`e_i = \sum_c (u_i^\top y_c)^2`, a band
-``B``'s share :math:`\sum_{\lambda_i \in B} e_i / \sum_i e_i`: exact up to
-:data:`EXACT_MAX_NODES` nodes, else the Jackson-damped Chebyshev estimate (the kernel polynomial
-method, Weiße et al. 2006, Rev. Mod. Phys. 78, 275).
+signal lies in the spectrum of the normalised Laplacian :math:`L = I - D^{-1/2} A D^{-1/2}` of
+the simple symmetrised graph. Pure functions on numpy / scipy / torch inputs;
+``scripts/diagnose.py`` is the command line, docs/data.md ("How it measures") the definitions.
 """
 
 from __future__ import annotations
@@ -441,12 +434,6 @@ def _exact_result(lam: np.ndarray, vec: np.ndarray, signal: np.ndarray,
         total, n, float(e @ lam / total) if total > 0 else math.nan, float(null @ lam))
 
 
-def spectral_energy_exact(adj: sp.spmatrix, signal: np.ndarray,
-                          bins: int = HIST_BINS) -> SpectralEnergy:
-    """:class:`SpectralEnergy` from the dense eigendecomposition of ``L``."""
-    return _exact_result(*_eigh(adj), signal, bins)
-
-
 def jackson_kernel(order: int) -> np.ndarray:
     """Jackson damping factors ``g_0..g_{K-1}`` (Weiße et al. 2006, Eq. 71)."""
     k = np.arange(order)
@@ -559,7 +546,7 @@ def mean_spectral_energy(items: Iterable[tuple[sp.spmatrix, np.ndarray]],
     results = []
     skipped = 0
     for adj, sig in items:
-        r = spectral_energy_exact(adj, sig, bins)
+        r = _exact_result(*_eigh(adj), sig, bins)
         if r.total > 1e-12:
             results.append(r)
         else:

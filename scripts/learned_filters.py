@@ -1,13 +1,7 @@
 r"""The learned frequency responses of trained models, one panel per checkpoint over the label
-energy (``python -m scripts.diagnose --checkpoint CKPT [CKPT ...]``; docs/layer.md says what is
-drawn for each model). The dataset report takes one checkpoint's responses from here too.
-
-The λ axis: :math:`\lambda = 1 - \mu` for :math:`\mu` an eigenvalue of the operator the model
-propagates with, :math:`L = I - D^{-1/2} A D^{-1/2}` for all but GPR-GNN, whose operator has
-self-loops (:math:`\tilde L = I - \tilde D^{-1/2}(A + I)\tilde D^{-1/2}`). The two share no
-eigenvectors (but on a :math:`d`-regular graph, :math:`\tilde L = \tfrac{d}{d+1} L`), so neither
-axis maps onto the other: GPR-GNN gets its own axis, over the label energy measured on
-:math:`\tilde L`.
+energy (``python -m scripts.diagnose --checkpoint CKPT [CKPT ...]``), and one checkpoint's
+responses for the dataset report. docs/layer.md says what is drawn for each model and why
+GPR-GNN, whose operator has self-loops, gets its own λ axis ("The λ axis").
 """
 
 from __future__ import annotations
@@ -34,7 +28,7 @@ COLOURS = {"low": "tab:blue", "mid": "tab:green", "high": "tab:red", "filter": "
 NAMES = {"low": "low-pass", "mid": "middle (band-stop/-pass)", "high": "high-pass",
          "filter": "F(λ)", "gain": "RMS gain ‖M(λ)‖/√in"}
 LAYER_STYLES = ("-", "--", ":", "-.")
-# The two spectral axes (module docstring): the Laplacian without self-loops, and GPR-GNN's own.
+# The two spectral axes (docs/layer.md, "The λ axis"): L without self-loops, and GPR-GNN's own.
 LAPLACIAN, SELF_LOOPS = "laplacian", "self_loop_laplacian"
 AXIS_LABELS = {LAPLACIAN: "λ: eigenvalue of L = I − D^-½ A D^-½",
                SELF_LOOPS: "λ̃: eigenvalue of I − D̃^-½ (A+I) D̃^-½ (GPR-GNN's own operator)"}

@@ -23,6 +23,10 @@ def adj_of(edges, n):
     return dg.simple_adjacency(e[:, 0], e[:, 1], n)
 
 
+def exact_energy(adj, signal):
+    return dg.spectral_energy(adj, signal, method="exact")
+
+
 def random_edges(n: int, p: float, seed: int, blocks=None, p_in: float | None = None):
     """Undirected G(n, p) (or a two-level SBM when ``blocks`` is given), each edge once."""
     rng = np.random.default_rng(seed)
@@ -201,7 +205,7 @@ def test_exact_band_energy_against_direct_numpy():
     edges = random_edges(n - 1, 0.1, 5).tolist()  # node n-1 isolated: eigenvalue 1
     labels = rng.integers(0, 3, n)
     want, lam = direct_band_energy(edges, n, labels)
-    got = dg.spectral_energy_exact(adj_of(edges, n), dg.label_signal(labels))
+    got = exact_energy(adj_of(edges, n), dg.label_signal(labels))
     assert [got.bands[b] for b in ("low", "mid", "high")] == pytest.approx(want, abs=1e-10)
     mass = [np.mean((lam >= lo - 1e-9) & (lam < hi - 1e-9))
             for lo, hi in ((0, 2 / 3), (2 / 3, 4 / 3), (4 / 3, 2.1))]
@@ -219,16 +223,16 @@ def test_extreme_labellings_put_all_energy_in_one_band():
     # equal cliques, one per class: the centred labels lie in L's null space
     blocks = np.repeat([0, 1, 2], 5)
     cliques = [(u, v) for u, v in combinations(range(15), 2) if blocks[u] == blocks[v]]
-    assert dg.spectral_energy_exact(adj_of(cliques, 15), dg.label_signal(blocks)).bands["low"] \
+    assert exact_energy(adj_of(cliques, 15), dg.label_signal(blocks)).bands["low"] \
         == pytest.approx(1.0)
     # an even cycle with alternating labels: the eigenvector of λ = 2
     cycle = [(i, (i + 1) % 8) for i in range(8)]
     alt = np.arange(8) % 2
-    assert dg.spectral_energy_exact(adj_of(cycle, 8), dg.label_signal(alt)).bands["high"] \
+    assert exact_energy(adj_of(cycle, 8), dg.label_signal(alt)).bands["high"] \
         == pytest.approx(1.0)
     # K_4 has λ = 4/3 exactly, on the boundary: it counts as high
     k4 = list(combinations(range(4), 2))
-    assert dg.spectral_energy_exact(adj_of(k4, 4), dg.label_signal([0, 1, 0, 1])).bands["high"] \
+    assert exact_energy(adj_of(k4, 4), dg.label_signal([0, 1, 0, 1])).bands["high"] \
         == pytest.approx(1.0)
 
 
@@ -245,7 +249,7 @@ def test_random_labelling_matches_the_baseline_in_expectation():
     assert np.mean([r.mean_lambda for r in runs]) == pytest.approx(runs[0].baseline_mean_lambda,
                                                                   abs=0.005)
     # ... while the block labels sit in the low band, far above their baseline
-    planted = dg.spectral_energy_exact(adj, dg.label_signal(blocks))
+    planted = exact_energy(adj, dg.label_signal(blocks))
     assert planted.bands["low"] > 0.9 > 5 * planted.baseline["low"]
 
 
@@ -261,7 +265,7 @@ def test_jackson_damped_indicator_stays_in_the_unit_interval():
         assert np.allclose(approx[far], ((lam >= lo) & (lam <= hi))[far], atol=1e-3)
 
 
-CHEB_TOL = 0.02  # per band, K = 300 moments (module docstring)
+CHEB_TOL = 0.02  # per band, K = 300 moments (docs/data.md, "Exact or estimated")
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -301,7 +305,7 @@ def test_feature_signal_and_the_mean_over_graphs():
     items = [(cycle, dg.label_signal(np.arange(6) % 2)), (path, dg.label_signal([0, 0, 1, 1])),
              (path, dg.label_signal([1, 1, 1, 1]))]
     m = dg.mean_spectral_energy(items)
-    one = [dg.spectral_energy_exact(a, s) for a, s in items[:2]]
+    one = [exact_energy(a, s) for a, s in items[:2]]
     assert m["graphs"] == 2 and m["skipped"] == 1
     want = {b: np.mean([r.bands[b] for r in one]) for b in one[0].bands}
     assert m["bands"] == pytest.approx(want)
