@@ -16,7 +16,6 @@ import pickle
 import sys
 import tarfile
 import time
-from collections.abc import Iterator
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -65,7 +64,7 @@ MNIST_FILES = {
 }
 CIFAR10_DIR = "cifar-10-batches-py"
 CIFAR10_TRAIN_BATCHES = tuple(f"data_batch_{i}" for i in range(1, 6))
-CIFAR10_TEST_BATCH = "test_batch"
+CIFAR10_BATCHES = (*CIFAR10_TRAIN_BATCHES, "test_batch")  # the last: the test images
 
 
 @dataclass(frozen=True)
@@ -90,12 +89,6 @@ PARAMS = {
 IN_DIM = {"MNIST": 3, "CIFAR10": 5}
 # (train_images, train_labels, test_images, test_labels)
 ImageArrays = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
-
-
-def _check_name(name: str) -> str:
-    if name not in NAMES:
-        raise ValueError(f"unknown superpixel dataset {name!r}; valid names: {', '.join(NAMES)}")
-    return name
 
 
 # --------------------------------------------------------------------------- raw readers
@@ -173,10 +166,9 @@ def _cifar_batch(raw: bytes, where: str) -> tuple[np.ndarray, np.ndarray]:
 def _cifar_files(folder: Path) -> list[Path]:
     """CIFAR-10's six python batches (train, then test) in ``folder/cifar-10-batches-py`` or in
     ``folder``, else its ``cifar-10-python.tar.gz`` there, else none."""
-    names = (*CIFAR10_TRAIN_BATCHES, CIFAR10_TEST_BATCH)
     for cand in (folder / CIFAR10_DIR, folder):
-        if all((cand / n).is_file() for n in names):
-            return [cand / n for n in names]
+        if all((cand / n).is_file() for n in CIFAR10_BATCHES):
+            return [cand / n for n in CIFAR10_BATCHES]
     tarball = folder / "cifar-10-python.tar.gz"
     return [tarball] if tarball.is_file() else []
 
@@ -188,28 +180,27 @@ def read_cifar10(data_dir: str | os.PathLike) -> ImageArrays:
     holding the unextracted ``cifar-10-python.tar.gz``.
     """
     folder = Path(data_dir).expanduser()
-    names = (*CIFAR10_TRAIN_BATCHES, CIFAR10_TEST_BATCH)
     files = _cifar_files(folder)
     if not files:
         raise DataError(
-            f"CIFAR-10 python batches not found in {folder}: expected "
-            f"{CIFAR10_DIR}/{{{','.join(names)}}} (or those files directly in the folder, or "
+            f"CIFAR-10 python batches not found in {folder}: expected {CIFAR10_DIR}/"
+            f"{{{','.join(CIFAR10_BATCHES)}}} (or those files directly in the folder, or "
             f"cifar-10-python.tar.gz). Download {CIFAR10_URL} and extract it there, or use "
             "`--data_source dgl` (dgl.data.CIFAR10SuperPixelDataset)."
         )
     batches: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    if len(files) == len(names):
+    if len(files) == len(CIFAR10_BATCHES):
         batches = {p.name: _cifar_batch(p.read_bytes(), str(p)) for p in files}
     else:
         with tarfile.open(files[0], "r:gz") as tar:
-            for n in names:
+            for n in CIFAR10_BATCHES:
                 member = tar.extractfile(f"{CIFAR10_DIR}/{n}")
                 if member is None:
                     raise DataError(f"{files[0]} lacks {CIFAR10_DIR}/{n}")
                 batches[n] = _cifar_batch(member.read(), f"{files[0]}:{n}")
     train_x = np.concatenate([batches[n][0] for n in CIFAR10_TRAIN_BATCHES])
     train_y = np.concatenate([batches[n][1] for n in CIFAR10_TRAIN_BATCHES])
-    test_x, test_y = batches[CIFAR10_TEST_BATCH]
+    test_x, test_y = batches[CIFAR10_BATCHES[-1]]
     return train_x, train_y, test_x, test_y
 
 
@@ -219,21 +210,13 @@ def _check_labels(labels: np.ndarray, where: str) -> None:
                 "label", item="image", note=f" ({NUM_CLASSES} classes)")
 
 
-def raw_files(name: str, data_dir: str | os.PathLike) -> list[Path]:
-    """The raw image files a build of ``name`` reads from ``data_dir`` (those present)."""
-    folder = Path(data_dir).expanduser()
-    if _check_name(name) == "CIFAR10":
-        return _cifar_files(folder)
-    found = (_find_mnist_file(folder, stem) for stem in MNIST_FILES.values())
-    return [p for p in found if p is not None]
-
-
-def raw_source(name: str, data_dir: str | os.PathLike) -> dict:
-    """The identity of the images a build reads: the resolved folder and, per raw file, its
-    size and a hash of its first and last 64 KiB (cheap even for CIFAR-10's 170 MB archive,
+def raw_source(name: str, data_dir: Path) -> dict:
+    """The identity of the images a build reads: the resolved folder and, per raw file present,
+    its size and a hash of its first and last 64 KiB (cheap even for CIFAR-10's 170 MB archive,
     and unchanged when the same files are copied or touched)."""
+    mnist = (_find_mnist_file(data_dir, stem) for stem in MNIST_FILES.values())
     files = {}
-    for path in raw_files(name, data_dir):
+    for path in _cifar_files(data_dir) if name == "CIFAR10" else filter(None, mnist):
         try:
             size = path.stat().st_size
             with open(path, "rb") as f:
@@ -243,7 +226,7 @@ def raw_source(name: str, data_dir: str | os.PathLike) -> dict:
         except OSError:
             continue
         files[path.name] = [size, hashlib.blake2b(head + tail, digest_size=16).hexdigest()]
-    return {"data_dir": str(Path(data_dir).expanduser().resolve()), "files": files}
+    return {"data_dir": str(data_dir.resolve()), "files": files}
 
 
 # --------------------------------------------------------------------------- graph builder
@@ -309,12 +292,6 @@ def _build_chunk(args: tuple[np.ndarray, SuperpixelParams]) -> list[tuple[np.nda
     return [superpixel_graph(img, params) for img in images]
 
 
-def _chunks(images: np.ndarray, size: int,
-            params: SuperpixelParams) -> Iterator[tuple[np.ndarray, SuperpixelParams]]:
-    for start in range(0, len(images), size):
-        yield images[start:start + size], params
-
-
 def build_split(images: np.ndarray, labels: np.ndarray, params: SuperpixelParams,
                 workers: int | None = None, progress: bool = True,
                 desc: str = "superpixels") -> GraphSplit:
@@ -327,9 +304,10 @@ def build_split(images: np.ndarray, labels: np.ndarray, params: SuperpixelParams
     # fork avoids re-importing torch in every worker; workers only use numpy/skimage.
     ctx = mp.get_context("fork") if sys.platform.startswith("linux") else mp.get_context()
     pool_or_none = ctx.Pool(workers) if workers > 1 else nullcontext()
+    chunks = ((images[start:start + chunk], params) for start in range(0, n, chunk))
     results: list[tuple[np.ndarray, ...]] = []
     with tqdm(total=n, desc=desc, disable=not progress, unit="img") as bar, pool_or_none as pool:
-        for part in (pool.imap if pool else map)(_build_chunk, _chunks(images, chunk, params)):
+        for part in (pool.imap if pool else map)(_build_chunk, chunks):
             results.extend(part)
             bar.update(len(part))
     graphs = [Graph(torch.from_numpy(src), torch.from_numpy(dst), len(feat),
@@ -488,7 +466,8 @@ def load_superpixels(name: str, data_dir: str | os.PathLike,
     processes build in parallel (default: all CPUs). ``source="dgl"`` converts DGL's built-in
     superpixel datasets (DGL profile), ``source="pyg"`` PyG's ``GNNBenchmarkDataset``.
     """
-    name = _check_name(name)
+    if name not in NAMES:
+        raise ValueError(f"unknown superpixel dataset {name!r}; valid names: {', '.join(NAMES)}")
     params = PARAMS[name]
     data_dir = Path(data_dir).expanduser()
     t0 = time.perf_counter()
