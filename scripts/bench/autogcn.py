@@ -17,22 +17,7 @@ from data.common import DataError, GraphDataset, GraphSplit, collate_graphs
 from nets.gnn_net import NetIO
 from nets.registry import count_parameters, uses_self_loops
 from scripts import cli
-from scripts.bench.timing import (
-    CONFIGS,
-    FULL_TRAIN_GRAPHS,
-    Timings,
-    compiled_over_eager_line,
-    default_mode,
-    described,
-    gcn_ratio_line,
-    interleave,
-    mode,
-    new_parser,
-    published,
-    start,
-    sync,
-    twins,
-)
+from scripts.bench import timing
 from train.loop import GraphBatches
 from train.tasks import SBM, SUPERPIXELS, ZINC, Task
 
@@ -52,7 +37,7 @@ class Candidate:
 
     @property
     def name(self) -> str:
-        return f"{MODELS[self.model]}-{mode(self.compiled)}"
+        return f"{MODELS[self.model]}-{timing.mode(self.compiled)}"
 
 
 # ------------------------------------------------------------------------------------- data
@@ -137,7 +122,7 @@ def profile_table(fn: Callable[[], None], device: torch.device, rows: int = 15) 
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
     with profile(activities=activities) as prof:
         fn()
-        sync(device)
+        timing.sync(device)
     sort = "self_device_time_total" if cuda else "self_cpu_time_total"
     return prof.key_averages().table(sort_by=sort, row_limit=rows)
 
@@ -150,19 +135,19 @@ def build_candidates(dataset: str, split: GraphSplit, io: NetIO, args: argparse.
     cands = []
     batches: dict[bool, list[tuple]] = {}
     for model in MODELS:
-        cfg = published(dataset, model)
+        cfg = timing.published(dataset, model)
         loops = uses_self_loops(model, cfg["net_params"])
         if loops not in batches:
             data = split.with_self_loops() if loops else split
             batches[loops] = make_batches(data, args.batch_size, device)
-        for compiled, net in twins(model, cfg, io, device, modes, args.seed).items():
+        for compiled, net in timing.twins(model, cfg, io, device, modes, args.seed).items():
             opt = torch.optim.Adam(net.parameters(), lr=cfg["params"]["init_lr"])
             cands.append(Candidate(model, compiled, net, batches[loops], opt))
     return cands
 
 
-def report(dataset: str, cands: list[Candidate], t: Timings, defaults: dict[str, bool | None],
-           full: float) -> dict:
+def report(dataset: str, cands: list[Candidate], t: timing.Timings,
+           defaults: dict[str, bool | None], full: float) -> dict:
     """Print the per-candidate lines and the ratios; return them."""
     for c in cands:
         s = t.median(c.name)
@@ -176,21 +161,21 @@ def report(dataset: str, cands: list[Candidate], t: Timings, defaults: dict[str,
             print(f"warning: {c.name} compiled {t.recompiled[c.name]} graph(s) during the timed "
                   "epochs (a recompilation per batch shape)", flush=True)
     by = {(c.model, c.compiled): t.median(c.name) for c in cands}
-    ratio, line = gcn_ratio_line(dataset, by, defaults)
+    ratio, line = timing.gcn_ratio_line(dataset, by, defaults)
     print(line, flush=True)
     out = {"ratio_gcn": ratio, "default": defaults}
     measured = sorted({c.compiled for c in cands})
     for m in measured:
-        out[f"ratio_gcn_{mode(m)}"] = by["AUTOGCN", m] / by["GCN", m]
-        print(f"AutoGCN/GCN epoch time ratio, both {mode(m)}, on {dataset}: "
-              f"{out[f'ratio_gcn_{mode(m)}']:.2f}", flush=True)
+        out[f"ratio_gcn_{timing.mode(m)}"] = by["AUTOGCN", m] / by["GCN", m]
+        print(f"AutoGCN/GCN epoch time ratio, both {timing.mode(m)}, on {dataset}: "
+              f"{out[f'ratio_gcn_{timing.mode(m)}']:.2f}", flush=True)
     memory = {c.name: c.memory_mb for c in cands}
     if len(measured) == 2:
         for model, label in MODELS.items():
             eager, comp = f"{label}-eager", f"{label}-compiled"
             detail = (f"; peak memory compiled/eager {memory[comp] / max(memory[eager], 1e-9):.2f}"
                       f"; warm-up {t.warm_up(comp):.1f} s")
-            out[f"compiled_over_eager_{model}"], line = compiled_over_eager_line(
+            out[f"compiled_over_eager_{model}"], line = timing.compiled_over_eager_line(
                 label, dataset, t.median(eager), t.median(comp), detail)
             print(line, flush=True)
     out.update(s_per_epoch=t.medians(), memory_mb=memory)
@@ -203,21 +188,21 @@ def run_dataset(dataset: str, args: argparse.Namespace, device: torch.device,
     split, io, task = load_split(dataset, args.graphs, args)
     defaults, words = {}, []
     for model, label in MODELS.items():
-        defaults[model], why = default_mode(dataset, model, device, args.compile)
+        defaults[model], why = timing.default_mode(dataset, model, device, args.compile)
         words.append(f"{label} {why}")
     cands = build_candidates(dataset, split, io, args, device, modes)
     stats = split.stats()
     print(f"# {dataset}: {stats['graphs']} training graphs in {len(cands[0].batches)} batches "
           f"of <= {args.batch_size}, {stats['mean_nodes']:.1f} nodes and "
           f"{stats['mean_edges']:.0f} directed edges per graph (loaded in "
-          f"{time.perf_counter() - t0:.1f} s); {device} ({described(device)}), torch "
+          f"{time.perf_counter() - t0:.1f} s); {device} ({timing.described(device)}), torch "
           f"{torch.__version__}; median of {args.epochs} interleaved repeats, {args.clock} "
           "clock", flush=True)
     print("default mode of a full training run here: " + "; ".join(words), flush=True)
     loop = GraphBatches(GraphDataset(dataset, split, None, None, io.in_dim, io.num_classes),
                         task, args.batch_size, device)
     epochs = {c.name: partial(train_epoch, c, loop) for c in cands}
-    timings = interleave(epochs, args.epochs, device)
+    timings = timing.interleave(epochs, args.epochs, device)
     for c in cands:
         # No gradients left from the last epoch: the profiler would see them freed without
         # having seen them allocated (a warning on stderr, and a running total that never
@@ -225,7 +210,7 @@ def run_dataset(dataset: str, args: argparse.Namespace, device: torch.device,
         c.optimizer.zero_grad(set_to_none=True)
         c.memory_mb = peak_memory_mb(epochs[c.name], device)
     out = report(dataset, cands, timings, defaults,
-                 FULL_TRAIN_GRAPHS[dataset] / max(stats["graphs"], 1))
+                 timing.FULL_TRAIN_GRAPHS[dataset] / max(stats["graphs"], 1))
     if args.profile:
         for c in cands:
             print(f"\n## torch.profiler, one training epoch of {c.name} on {dataset}")
@@ -233,12 +218,12 @@ def run_dataset(dataset: str, args: argparse.Namespace, device: torch.device,
     return out
 
 
-MAX_GRAPHS = max(FULL_TRAIN_GRAPHS.values())  # the largest training set
+MAX_GRAPHS = max(timing.FULL_TRAIN_GRAPHS.values())  # the largest training set
 MAX_REPEATS = 1_000
 
 
 def build_parser() -> argparse.ArgumentParser:
-    out = new_parser("autogcn", __doc__, "compile", "zinc_dir", "device", "clock")
+    out = timing.new_parser("autogcn", __doc__, "compile", "zinc_dir", "device", "clock")
     out.add_argument("--datasets", default="SBM_CLUSTER,ZINC,MNIST",
                      help="comma-separated: SBM_CLUSTER, ZINC, MNIST")
     out.add_argument("--graphs", type=cli.int_in(1, MAX_GRAPHS), default=256,
@@ -265,13 +250,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
-    unknown = [d for d in datasets if d not in CONFIGS]
+    unknown = [d for d in datasets if d not in timing.CONFIGS]
     if unknown or not datasets:
         parser.error(f"--datasets: unknown dataset(s) {', '.join(unknown) or 'none given'}; "
-                     f"choose from {', '.join(CONFIGS)}")
+                     f"choose from {', '.join(timing.CONFIGS)}")
     if args.threads:
         torch.set_num_threads(args.threads)
-    device, modes = start(args)
+    device, modes = timing.start(args)
     for dataset in datasets:
         run_dataset(dataset, args, device, modes)
     return 0

@@ -13,18 +13,8 @@ from data.common import GraphDataset
 from nets.gnn_net import NetIO
 from nets.registry import uses_self_loops
 from scripts import cli
+from scripts.bench import timing
 from scripts.bench.autogcn import load_split
-from scripts.bench.timing import (
-    Timings,
-    compiled_over_eager_line,
-    default_mode,
-    gcn_ratio_line,
-    interleave,
-    new_parser,
-    published,
-    start,
-    twins,
-)
 from train.loop import GraphBatches
 from train.tasks import Task
 
@@ -38,19 +28,19 @@ MAX_EPOCHS = 1_000
 
 
 def epoch_seconds(model: str, dataset: str, ds: GraphDataset, io: NetIO, task: Task,
-                  epochs: int, device: torch.device, modes: tuple[bool, ...]) -> Timings:
+                  epochs: int, device: torch.device, modes: tuple[bool, ...]) -> timing.Timings:
     """``epochs`` training epochs with the project's loop per mode (False eager, True compiled),
     after one untimed first epoch each; the modes alternate, each with its own net, optimiser
     and batch order."""
-    cfg = published(dataset, model)
+    cfg = timing.published(dataset, model)
     if uses_self_loops(model, cfg["net_params"]):
         ds = ds.with_self_loops()
     steps = {}
-    for compiled, net in twins(model, cfg, io, device, modes).items():
+    for compiled, net in timing.twins(model, cfg, io, device, modes).items():
         opt = torch.optim.Adam(net.parameters(), lr=cfg["params"]["init_lr"])
         loop = GraphBatches(ds, task, 128, device, generator=torch.Generator().manual_seed(0))
         steps[compiled] = partial(loop.train_epoch, net, opt)
-    return interleave(steps, epochs, device)
+    return timing.interleave(steps, epochs, device)
 
 
 def _cell(value: float | None, digits: int) -> str:
@@ -58,7 +48,7 @@ def _cell(value: float | None, digits: int) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = new_parser("models", __doc__, "compile", "clock", "zinc_dir", "device")
+    parser = timing.new_parser("models", __doc__, "compile", "clock", "zinc_dir", "device")
     parser.add_argument("--epochs", type=cli.int_in(1, MAX_EPOCHS), default=3,
                         help=f"timed epochs per model (1 to {MAX_EPOCHS}; default 3)")
     parser.add_argument("--graphs", type=cli.int_in(1, MAX_GRAPHS), default=256,
@@ -91,7 +81,7 @@ def run_dataset(dataset: str, models: list[str], args: argparse.Namespace,
     for model in models:
         t = epoch_seconds(model, dataset, ds, io, task, args.epochs, device, modes)
         seconds.update({(model, m): t.median(m) for m in modes})
-        defaults[model], why = default_mode(dataset, model, device, args.compile)
+        defaults[model], why = timing.default_mode(dataset, model, device, args.compile)
         eager, comp = (seconds.get((model, m)) for m in (False, True))
         over = [seconds[model, m] / seconds["GCN", m] if m in modes else None
                 for m in (False, True)]
@@ -100,15 +90,15 @@ def run_dataset(dataset: str, models: list[str], args: argparse.Namespace,
               f"{_cell(t.warm_up(True) if comp else None, 1)}{_cell(over[0], 2)}"
               f"{_cell(over[1], 2)}   {why}", flush=True)
     if "AUTOGCN" in models:
-        print(gcn_ratio_line(dataset, seconds, defaults)[1], flush=True)
+        print(timing.gcn_ratio_line(dataset, seconds, defaults)[1], flush=True)
         if len(modes) == 2:
-            print(compiled_over_eager_line("AutoGCN", dataset, seconds["AUTOGCN", False],
+            print(timing.compiled_over_eager_line("AutoGCN", dataset, seconds["AUTOGCN", False],
                                            seconds["AUTOGCN", True])[1], flush=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    device, modes = start(args)
+    device, modes = timing.start(args)
     models = ["GCN"] + [m for m in args.models if m != "GCN"]
     for dataset in args.datasets:
         run_dataset(dataset, models, args, device, modes)
