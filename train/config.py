@@ -316,8 +316,10 @@ class _Reads(dict):
         return super().get(key, default)
 
 
-def _net_options(cfg: dict[str, Any], origin: str) -> set[str]:
-    """Build the net on the ``meta`` device (its layers check their options); the keys it uses."""
+def _applicable(cfg: dict[str, Any], origin: str) -> dict[str, set[str]] | None:
+    """Build the net on the ``meta`` device (its layers check their options); the ``net_params``
+    keys it reads and the ``data`` keys the loader takes (``None``: an unknown dataset, which
+    the runner names)."""
     model, net = cfg["model"], cfg["net_params"]
     if model not in MODELS:
         raise ConfigError(f"{origin}: unknown model {model!r}; known: {', '.join(sorted(MODELS))}")
@@ -338,20 +340,15 @@ def _net_options(cfg: dict[str, Any], origin: str) -> set[str]:
     groups = {name for module in built.modules()
               if callable(getattr(module, "coefficient_groups", None))
               for name in module.coefficient_groups()}
-    return reads.read | {key for name in groups for key in GROUP_SETTINGS[name]}
+    if task is None:
+        return None
+    used = reads.read | {key for name in groups for key in GROUP_SETTINGS[name]}
+    return {"net_params": used, "data": data_options(cfg["dataset"])}
 
 
 def _source(option: str, origin: str, command_line: Iterable[str]) -> str:
     """Where a value came from, for its error: the command line, or ``origin`` (a file)."""
     return "command line" if option in set(command_line) else origin
-
-
-def _applicable(cfg: dict[str, Any], origin: str) -> dict[str, set[str]] | None:
-    """The ``net_params`` keys the net reads and the ``data`` keys the loader takes."""
-    net_used = _net_options(cfg, origin)
-    if _task(cfg["dataset"]) is None:  # the runner names an unknown dataset
-        return None
-    return {"net_params": net_used, "data": data_options(cfg["dataset"])}
 
 
 def without_unused(cfg: dict[str, Any]) -> dict[str, Any]:
@@ -387,8 +384,7 @@ def check_applies(cfg: dict[str, Any], origin: str, command_line: Iterable[str] 
                 scope, _, rest = spec.help.partition(":")  # "AutoGCN: ...", "JACOBICONV: ..."
                 scope = f" ({scope} only)" if rest and len(scope) < 50 else ""
                 raise ConfigError(f"{_source(key, origin, command_line)}: {where} does not apply "
-                                  f"to {owner[section]}{scope}; "
-                                  "leave it out")
+                                  f"to {owner[section]}{scope}; leave it out")
 
 
 def parse_split_ratio(ratio: str | list, where: str = "data.split_ratio") -> list[float]:
