@@ -20,7 +20,6 @@ from train.interrupts import startup
 
 with startup():
     from data.loaders import SOURCE_CHOICES
-    from nets.registry import MODELS
     from scripts import cli
     from train.checkpoint import load_checkpoint, model_from_checkpoint
     from train.config import apply_overrides
@@ -56,17 +55,14 @@ def evaluate_checkpoint(path: str, data_overrides: dict, use_gpu: bool = False) 
 
 
 def _checkpoint_task(path: str, ckpt: dict) -> Task:
-    """The task of a checkpoint whose config passed validation; a model, dataset or seed that
-    this project cannot rebuild is a :class:`CheckpointError` (exit 2), not a failure later."""
-    cfg = ckpt["config"]
-    if cfg["model"] not in MODELS:
-        raise CheckpointError(f"{path}: its config names model {cfg['model']!r}, which this "
-                              f"project does not have (known: {', '.join(sorted(MODELS))})")
+    """The task of a checkpoint whose config passed validation (which names an unknown model); a
+    dataset or seed that this project cannot rebuild is a :class:`CheckpointError` (exit 2), not
+    a failure later."""
     if not isinstance(ckpt.get("seed"), int) or isinstance(ckpt.get("seed"), bool):
         raise CheckpointError(f"{path}: no run seed recorded (the data split and loader order "
                               "depend on it); not a checkpoint written by the main scripts")
     try:
-        return task_for_dataset(cfg["dataset"])
+        return task_for_dataset(ckpt["config"]["dataset"])
     except ValueError as err:
         raise CheckpointError(f"{path}: its config: {one_line(err)}") from None
 
