@@ -36,7 +36,7 @@ with startup():
     from scripts import cli
     from scripts import diagnostics as dg
     from scripts import learned_filters as lf
-    from scripts.report.figures import pyplot, save
+    from scripts.report.figures import save, subplot_grid
     from train.errors import UsageError, run_tool
 
 DEFAULT_OUT = "out/diagnostics"
@@ -387,15 +387,11 @@ def _label_panel(ax: Any, plot: dict[str, Any]) -> None:
 def write_png(r: dict[str, Any], plot: dict[str, Any], path: Path) -> bool:
     """The picture: energies, degrees, classes and each checkpoint layer's learned F(λ) over the
     label (else feature) energy; False (and nothing written) without matplotlib."""
-    try:
-        plt = pyplot()
+    layers = r.get("checkpoint", {}).get("layers", [])
+    try:  # a row of four panels, then one per layer
+        fig, axes = subplot_grid(4 + len(layers), 4, 4.2, 3.3)
     except UsageError:
         return False
-    layers = r.get("checkpoint", {}).get("layers", [])
-    ncols = 4
-    nrows = 1 + math.ceil(len(layers) / ncols)
-    fig, grid = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.3 * nrows), squeeze=False)
-    axes = grid.flat
     s = r["spectrum"]
     _energy_hist(axes[0], s["label_energy"], "label energy", "tab:blue")
     _energy_hist(axes[1], s["feature_energy"], "input-feature energy", "tab:orange")
@@ -404,7 +400,7 @@ def write_png(r: dict[str, Any], plot: dict[str, Any], path: Path) -> bool:
     back, what = ((s["label_energy"], "label") if "histogram" in s["label_energy"]
                   else (s["feature_energy"], "feature"))
     lam = np.asarray(r.get("checkpoint", {}).get("lambda", []))
-    for ax, layer in zip(axes[ncols:], layers, strict=False):
+    for ax, layer in zip(axes[4:], layers, strict=True):
         responses = [lf.Response(layer["name"], kind, torch.tensor(curves, dtype=torch.float64),
                                  layer.get("axis") or lf.LAPLACIAN)
                      for kind, curves in layer["response"].items()]
@@ -412,8 +408,6 @@ def write_png(r: dict[str, Any], plot: dict[str, Any], path: Path) -> bool:
                 if layer.get("in_dim") is not None else "")
         lf.draw_panel(ax, f"{layer['name']}{dims}: F(λ)", responses, lam, {lf.LAPLACIAN: back},
                       what)
-    for ax in axes[ncols + len(layers):]:
-        ax.axis("off")
     fig.suptitle(f"{r['dataset']}: {r['task']}", fontsize=11)
     fig.tight_layout()
     save(fig, path, 110)

@@ -20,7 +20,7 @@ import torch
 from autogcn.graph import Graph
 from scripts import diagnostics as dg
 from scripts.cli import PLOT_SUFFIXES, UsageError, check_output
-from scripts.report.figures import pyplot, save
+from scripts.report.figures import save, subplot_grid
 from train.checkpoint import CheckpointError, load_checkpoint, model_from_checkpoint
 
 COLOURS = {"low": "tab:blue", "mid": "tab:green", "high": "tab:red", "filter": "tab:purple",
@@ -44,13 +44,6 @@ class Response:
     kind: str  # low / mid / high (AutoGCN), filter (polynomial filters), gain (ChebNet)
     curves: torch.Tensor
     axis: str  # LAPLACIAN or SELF_LOOPS
-
-
-def load_net(path: str | os.PathLike) -> tuple[torch.nn.Module, dict]:
-    """The net of a checkpoint, with its weights, and the checkpoint dict
-    (:class:`~train.checkpoint.CheckpointError` if it is not a usable one)."""
-    ckpt = load_checkpoint(path)
-    return model_from_checkpoint(ckpt), ckpt
 
 
 def learned_responses(net: torch.nn.Module, lam: torch.Tensor) -> list[Response]:
@@ -78,7 +71,8 @@ def learned_responses(net: torch.nn.Module, lam: torch.Tensor) -> list[Response]
 def _filters(path: str | os.PathLike, lam: torch.Tensor
              ) -> tuple[torch.nn.Module, dict, list[Response]]:
     """A checkpoint's net, the checkpoint and its responses; refused without any."""
-    net, ckpt = load_net(path)
+    ckpt = load_checkpoint(path)
+    net = model_from_checkpoint(ckpt)
     responses = learned_responses(net, lam)
     if not responses:
         raise CheckpointError(f"{path}: model {ckpt['config'].get('model')!r} has no learned "
@@ -222,17 +216,13 @@ def _caption(panels: list[tuple[dict, list[Response]]], energy: dict, note: str 
 def draw_figure(panels: list[tuple[dict, list[Response]]], lam: np.ndarray, energy: dict,
                 caption: str, path: Path) -> None:
     """One panel per checkpoint, up to three a row, and the caption; written to ``path``."""
-    plt = pyplot()
-    ncols = min(3, len(panels))
-    nrows = math.ceil(len(panels) / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.4 * nrows), squeeze=False)
-    for ax, (ckpt, responses) in zip(axes.flat, panels, strict=False):
+    nrows = math.ceil(len(panels) / 3)
+    fig, axes = subplot_grid(len(panels), min(3, len(panels)), 4.6, 3.4)
+    for ax, (ckpt, responses) in zip(axes, panels, strict=True):
         cfg = ckpt["config"]
         title = (f"{cfg.get('model')} on {cfg.get('dataset')} (run {ckpt.get('run')}, seed "
                  f"{ckpt.get('seed')}, epoch {ckpt.get('epoch')})")
         draw_panel(ax, title, responses, lam, energy)
-    for ax in axes.flat[len(panels):]:
-        ax.axis("off")
     datasets = sorted({str(c["config"].get("dataset")) for c, _ in panels})
     fig.suptitle(f"Learned frequency responses on {', '.join(datasets)}", fontsize=11)
     fig.text(0.5, 0.005, caption, ha="center", va="bottom", fontsize=7, wrap=True)

@@ -17,6 +17,7 @@ from layers.cheb_layer import ChebLayer
 from scripts import diagnose, learned_filters
 from tests.data_writers import write_squirrel
 from train import runner
+from train.checkpoint import load_checkpoint, model_from_checkpoint
 from train.tasks import NODE
 
 FILTER_MODELS = ["AUTOGCN", "ChebNet", "GPRGNN", "BERNNET", "CHEBNETII", "JACOBICONV"]
@@ -91,7 +92,7 @@ def test_every_model_reports_its_filters_on_its_axis(trained):
     lam = torch.linspace(0, 2, 11, dtype=torch.float64)
     kinds = {}
     for model in FILTER_MODELS:
-        net, _ = learned_filters.load_net(trained[1][model])
+        net = model_from_checkpoint(load_checkpoint(trained[1][model]))
         responses = learned_filters.learned_responses(net, lam)
         kinds[model] = {(r.kind, r.axis) for r in responses}
         assert all(r.curves.shape[1] == lam.numel() for r in responses)
@@ -101,7 +102,7 @@ def test_every_model_reports_its_filters_on_its_axis(trained):
     for model in ("BERNNET", "CHEBNETII", "JACOBICONV"):
         assert kinds[model] == {("filter", "laplacian")}
     # a decoupled net's filter is reported once, with its own response
-    net, _ = learned_filters.load_net(trained[1]["GPRGNN"])
+    net = model_from_checkpoint(load_checkpoint(trained[1]["GPRGNN"]))
     (r,) = learned_filters.learned_responses(net, lam)
     torch.testing.assert_close(r.curves, net.filter.frequency_response(lam)["filter"].double())
 

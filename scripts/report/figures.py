@@ -44,6 +44,18 @@ def save(fig: Any, path: Path, dpi: int, metadata: dict[str, str] | None = None)
     os.replace(tmp, path)
 
 
+def subplot_grid(count: int, cols: int, width: float, height: float, extra: float = 0.0
+                 ) -> tuple[Any, list[Any]]:
+    """A figure of ``count`` panels of ``width`` x ``height`` inches, ``cols`` a row (the last
+    row's spare cells blank, ``extra`` inches added to its height): the figure, the panels."""
+    rows = math.ceil(count / cols)
+    fig, axes = pyplot().subplots(rows, cols, figsize=(width * cols, height * rows + extra),
+                                  squeeze=False)
+    for ax in axes.flat[count:]:
+        ax.axis("off")
+    return fig, list(axes.flat[:count])
+
+
 # ------------------------------------------------------------------------------- depth
 def depth_results(results: str | os.PathLike | None, runs: int = EXPECTED_RUNS,
                   sbm_metric: str = "acc") -> dict[str, dict[str, list[tuple[int, CellResult]]]]:
@@ -104,9 +116,8 @@ def plot_depth(results: str | os.PathLike | None = None,
     require_in("--runs", runs, 1, MAX_RUNS)
     path = check_output(out, "file", "--out", PLOT_SUFFIXES)
     data = depth_results(results, runs)
-    plt = pyplot()
-    fig, axes = plt.subplots(1, len(data), figsize=(5.2 * len(data), 3.8), squeeze=False)
-    for ax, (dataset, models) in zip(axes[0], data.items(), strict=False):
+    fig, axes = subplot_grid(len(data), len(data), 5.2, 3.8)
+    for ax, (dataset, models) in zip(axes, data.items(), strict=True):
         _depth_panel(ax, dataset, models)
     fig.suptitle("Depth study: AutoGCN vs GCN (hidden size fixed); hollow = fewer than "
                  f"{runs} runs", fontsize=10)
@@ -123,12 +134,8 @@ def draw_figure(data: dict[str, list[dict]], path: Path) -> None:
     names = list(data) or ["(no records)"]
     models = list(dict.fromkeys(p["model"] for points in data.values() for p in points))
     colours = {m: plt.get_cmap("tab10")(i % 10) for i, m in enumerate(models)}
-    cols = min(3, len(names))
-    rows = math.ceil(len(names) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 4.0 * rows + 0.9), squeeze=False)
-    for ax in axes.flat[len(names):]:
-        ax.axis("off")
-    for ax, name in zip(axes.flat, names, strict=False):
+    fig, axes = subplot_grid(len(names), min(3, len(names)), 4.2, 4.0, 0.9)
+    for ax, name in zip(axes, names, strict=True):
         points = data.get(name, [])
         for p in points:
             ax.errorbar(p["paper"], p["ours"], xerr=p["paper_std"], yerr=p["ours_std"],
