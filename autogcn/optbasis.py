@@ -11,8 +11,6 @@ coefficients depend on the signal: there is no frequency response shared by all 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import torch
 from torch import Tensor, nn
 
@@ -22,28 +20,29 @@ from autogcn.polynomial import RESPONSE_KEY, Apply, PolynomialFilter
 #: The official code's floor on the norms it divides by (a zero channel stays zero).
 NORM_FLOOR = 1e-8
 
-#: ``(u, v) ->`` the per-channel inner products of ``u`` and ``v`` over the nodes of each graph:
-#: ``(1, C)`` for one graph, ``(N, C)`` for a batch (each node gets its graph's values).
-Dot = Callable[[Tensor, Tensor], Tensor]
 
+class InnerProduct:
+    """Per-channel inner products over the nodes of each graph: ``ip(u, v)`` is ``(R, C)``, one
+    row per graph (``R = 1`` for one graph), and ``ip.spread(t)`` gives each node its graph's row
+    of ``t`` (for one graph, broadcasting does it). ``graph_ids``: each node's graph in a batch;
+    ``num_graphs``: their number, when known without reading the ids (else ``N``, a bound)."""
 
-def column_dots(u: Tensor, v: Tensor) -> Tensor:
-    """Per-channel inner products over all nodes (one graph), ``(1, C)``."""
-    return torch.linalg.vecdot(u, v, dim=0).unsqueeze(0)  # one pass, no (N, C) temporary
+    def __init__(self, graph_ids: Tensor | None = None, num_graphs: int | None = None) -> None:
+        self.graph_ids = graph_ids
+        self.rows = num_graphs if num_graphs is not None or graph_ids is None \
+            else graph_ids.shape[0]
 
-
-def member_dots(graph_ids: Tensor) -> Dot:
-    """Per-channel inner products over each member graph of a batch (``graph_ids``: the graph
-    of each node), given back to every node of the graph. The sums go into ``N`` rows, a bound
-    on the number of graphs that needs no read of the ids."""
-    def dot(u: Tensor, v: Tensor) -> Tensor:
+    def __call__(self, u: Tensor, v: Tensor) -> Tensor:
+        if self.graph_ids is None:
+            return torch.linalg.vecdot(u, v, dim=0).unsqueeze(0)  # one pass, no (N, C) temporary
         prod = u * v
-        return torch.zeros_like(prod).index_add_(0, graph_ids, prod)[graph_ids]
+        return prod.new_zeros(self.rows, prod.shape[1]).index_add_(0, self.graph_ids, prod)
 
-    return dot
+    def spread(self, t: Tensor) -> Tensor:
+        return t if self.graph_ids is None else t[self.graph_ids]
 
 
-def normalise(v: Tensor, dot: Dot) -> tuple[Tensor, Tensor]:
+def normalise(v: Tensor, ip: InnerProduct) -> tuple[Tensor, Tensor]:
     r"""``(v / c, c)`` with :math:`c = \max(\|v\|, 10^{-8})` per channel, the official
     value; where the floor acts (a channel that ReLU and dropout zeroed, a Krylov space
     exhausted) the quotient is held constant for autograd. Its true derivative there is
@@ -52,15 +51,15 @@ def normalise(v: Tensor, dot: Dot) -> tuple[Tensor, Tensor]:
     about five and the NaN reaches every weight (Squirrel, ``dprate`` 0.5, ``K`` 20). For a
     zeroed channel the mask upstream has a zero derivative, so the weights' gradients are the
     exact ones; for an exhausted space the dropped part is amplified rounding noise."""
-    squared = dot(v, v)
-    on_floor = squared <= NORM_FLOOR**2
+    squared = ip(v, v)
+    on_floor = ip.spread(squared <= NORM_FLOOR**2)
     # floored before the root, whose derivative at 0 is infinite
     c = squared.clamp(min=NORM_FLOOR**2).sqrt()
-    h = v / c
+    h = v / ip.spread(c)
     return torch.where(on_floor, h.detach(), h), c
 
 
-def lanczos_basis(apply: Apply, x: Tensor, K: int, dot: Dot = column_dots
+def lanczos_basis(apply: Apply, x: Tensor, K: int, ip: InnerProduct | None = None
                   ) -> tuple[list[Tensor], Tensor]:
     r"""The orthonormal basis :math:`h_0..h_K` of each channel's Krylov space
     :math:`\mathrm{span}\{x, \hat A x, \dots, \hat A^K x\}`, and the recurrence coefficients.
@@ -72,27 +71,28 @@ def lanczos_basis(apply: Apply, x: Tensor, K: int, dot: Dot = column_dots
     with :math:`a_k = \langle \hat A h_k, h_k \rangle`, :math:`b_k = \langle \hat A h_k - a_k
     h_k, h_{k-1} \rangle` (the official order: each projection taken from the already reduced
     vector), :math:`c_k = \max(\|v\|, 10^{-8})` and :math:`h_{-1} = 0`, per channel; inner
-    products and norms run over the nodes of each graph (``dot``). In exact arithmetic on a
-    symmetric :math:`\hat A` the :math:`h_k` are orthonormal; in floating point they drift, as
-    in the official code (no reorthogonalisation). ``K`` sparse products.
+    products and norms run over the nodes of each graph (``ip``; default: one graph). In exact
+    arithmetic on a symmetric :math:`\hat A` the :math:`h_k` are orthonormal; in floating point
+    they drift, as in the official code (no reorthogonalisation). ``K`` sparse products.
 
     Returns the list :math:`[h_0, \dots, h_K]` and ``coefficients`` of shape
     ``(K + 1, 3, R, C)``: row 0 holds :math:`(\|x\|, 0, 0)` (the floored norm), row ``k + 1``
-    holds :math:`(a_k, b_k, c_k)`; ``R`` is what ``dot`` returns (1 for one graph).
+    holds :math:`(a_k, b_k, c_k)`; ``R`` is the number of rows ``ip`` gives (1 for one graph).
     """
-    h, norm = normalise(x, dot)
+    ip = ip or InnerProduct()
+    h, norm = normalise(x, ip)
     basis, prev = [h], None
     zero = torch.zeros_like(norm)
     rows = [torch.stack([norm, zero, zero])]
     for _ in range(K):
         v = apply(h)
-        a = dot(v, h)
-        v = torch.addcmul(v, a, h, value=-1.0)  # the elementwise passes dominate the cost
+        a = ip(v, h)
+        v = torch.addcmul(v, ip.spread(a), h, value=-1.0)  # elementwise passes dominate the cost
         b = zero
         if prev is not None:  # h_{-1} = 0: nothing to remove at the first step
-            b = dot(v, prev)
-            v = torch.addcmul(v, b, prev, value=-1.0)
-        prev, (h, c) = h, normalise(v, dot)
+            b = ip(v, prev)
+            v = torch.addcmul(v, ip.spread(b), prev, value=-1.0)
+        prev, (h, c) = h, normalise(v, ip)
         basis.append(h)
         rows.append(torch.stack([a, b, c]))
     return basis, torch.stack(rows)
@@ -180,21 +180,23 @@ class OptBasisProp(PolynomialFilter):
         :meth:`PolynomialFilter.forward` takes them → (N, channels). ``batch`` (N,): each
         node's graph in a batch of disjoint graphs (PyG's ``batch`` vector; a batched
         :class:`~autogcn.graph.Graph` carries its own)."""
-        apply, dot, x = self._operator(x, edge_index, edge_weight, batch)
-        return self.combine(lanczos_basis(apply, x, self.K, dot)[0])
+        apply, ip, x = self._operator(x, edge_index, edge_weight, batch)
+        return self.combine(lanczos_basis(apply, x, self.K, ip)[0])
 
     def _operator(self, x: Tensor, edge_index: GraphInput, edge_weight: Tensor | None,
-                  batch: Tensor | None) -> tuple[Apply, Dot, Tensor]:
+                  batch: Tensor | None) -> tuple[Apply, InnerProduct, Tensor]:
         """:meth:`PolynomialFilter.prepare`'s operator and ``x``, and the inner product over
         each graph."""
         g, op, x = self.prepare(x, edge_index, edge_weight)
-        if batch is None and g.batch_size > 1:
-            batch = g.node_graph_ids()
-        if batch is not None and (batch.dim() != 1 or batch.shape[0] != x.shape[0]):
+        if batch is None:  # a batched Graph knows its size: no read of the ids
+            ip = InnerProduct(g.node_graph_ids(), g.batch_size) if g.batch_size > 1 \
+                else InnerProduct()
+        elif batch.dim() != 1 or batch.shape[0] != x.shape[0]:
             raise ValueError(f"batch must hold one graph id per node ({x.shape[0]},), got "
                              f"{tuple(batch.shape)}")
-        dot = column_dots if batch is None else member_dots(batch.to(x.device))
-        return op, dot, x
+        else:
+            ip = InnerProduct(batch.to(x.device))
+        return op, ip, x
 
     def combine(self, basis: list[Tensor]) -> Tensor:
         r""":math:`\sum_k \alpha_{c,k} h_{c,k}`, channel by channel."""
@@ -225,8 +227,8 @@ class OptBasisProp(PolynomialFilter):
                              "orthonormalised on each input signal; pass the signal and its "
                              "graph, frequency_response(lam, x, edge_index)")
         with torch.no_grad():
-            apply, dot, x = self._operator(x, edge_index, edge_weight, None)
-            if dot is not column_dots:
+            apply, ip, x = self._operator(x, edge_index, edge_weight, None)
+            if ip.graph_ids is not None:
                 raise ValueError("frequency_response takes one graph, got a batch")
             coefficients = lanczos_basis(apply, x, self.K)[1]
             q = basis_polynomials(coefficients, 1.0 - lam.to(coefficients.dtype))
