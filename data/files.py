@@ -74,26 +74,6 @@ def _limit(path: Path, name: str, default: int) -> int:
         return default
 
 
-def link_problem(path: Path) -> str | None:
-    """Why ``path`` cannot be reached: the first symbolic link on its way up (``path``
-    included) that cannot be followed, a loop or a link to nothing, with the system's reason;
-    else None. Such a path does not "exist", so it would pass as a folder to be created and
-    ``mkdir`` would then fail with "File exists"."""
-    p = path
-    while not os.path.exists(p) and p != p.parent:
-        if os.path.islink(p):
-            try:
-                os.stat(p)
-            except OSError as err:
-                if err.errno == errno.ELOOP:
-                    return f"{p} is a symbolic link loop ({err.strerror})"
-                return (f"{p} is a symbolic link to {os.readlink(p)}, which cannot be "
-                        f"followed ({err.strerror})")
-            return None  # repaired meanwhile
-        p = p.parent
-    return None
-
-
 def output_problem(path: str | os.PathLike, kind: str, suffixes: Sequence[str] | None = None,
                    writable: bool = True) -> str | None:
     """Why a ``kind`` (``"file"`` or ``"folder"``) cannot be written at ``path``, or ``None``.
@@ -107,14 +87,21 @@ def output_problem(path: str | os.PathLike, kind: str, suffixes: Sequence[str] |
         return "must not be empty"
     if "\0" in text:
         return "contains a NUL character"
-    out = Path(os.path.expanduser(text)).absolute()
-    link = link_problem(out)
-    if link:
-        return link if Path(text) == out else f"{text}: {link}"
-    # a file's folder must be one; the file itself may exist (it is replaced)
-    existing = out.parent if kind == "file" else out
+    out = existing = Path(os.path.expanduser(text)).absolute()
     while not os.path.exists(existing) and existing != existing.parent:
+        # A link that cannot be followed (a loop, a link to nothing) does not "exist", so it
+        # would pass as a folder to be created and mkdir would then fail with "File exists".
+        if os.path.islink(existing):
+            try:
+                os.stat(existing)
+            except OSError as err:
+                why = ("a symbolic link loop" if err.errno == errno.ELOOP else
+                       f"a symbolic link to {os.readlink(existing)}, which cannot be followed")
+                why = f"{existing} is {why} ({err.strerror})"
+                return why if Path(text) == out else f"{text}: {why}"
         existing = existing.parent
+    if kind == "file" and existing == out:  # the file itself may exist (it is replaced)
+        existing = out.parent
     name_max = _limit(existing, "PC_NAME_MAX", 255)
     long = [p for p in out.parts if len(os.fsencode(p)) > name_max]
     if long:
