@@ -148,19 +148,17 @@ def diagnose_node_dataset(ds: NodeDataset, args: argparse.Namespace,
 
 def _filtered_block(ds: NodeDataset, args: argparse.Namespace, rnd: tuple) -> dict[str, Any]:
     """Platonov et al.'s filtered Squirrel: its size, what it removes and its homophily."""
-    given = getattr(ds, "edges_as_given", None)
-    if given is None:
+    if ds.edges_as_given is None:
         return _na("the loaded dataset keeps no directed edge list")
-    f = filtered_squirrel(ds, given)
+    f = filtered_squirrel(ds, ds.edges_as_given)
     fadj = dg.graph_adjacency(f.graph)
-    gid, _ = outlink_groups(*given, ds.labels, ds.num_nodes)
+    gid, _ = outlink_groups(*ds.edges_as_given, ds.labels, ds.num_nodes)
     fr = random_split(f.num_nodes, args.split_ratio or SPLIT_RATIOS["SQUIRREL"], args.seed,
                       f.labels)
     return {
         "rule": f.info["filtered"],
         "nodes": f.num_nodes, "undirected_edges": int(fadj.nnz // 2),
-        "stored_directed_edges": int(f.edges_as_given[0].numel())
-        if getattr(f, "edges_as_given", None) is not None else None,
+        "stored_directed_edges": int(f.edges_as_given[0].numel()),
         "removed_nodes": int(f.info["filtered_removed_nodes"]),
         "published_counts": {"nodes": 2223, "undirected_edges": 46998,
                              "source": "yandex-research/heterophilous-graphs "
@@ -534,8 +532,7 @@ def run(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
         report = diagnose_graph_dataset(ds, args, plot)
     # the loader's record of where the data came from: its plain values (per-split tables are
     # reported under "size")
-    origin = {k: v for k, v in ds.info.items()
-              if v is not None and isinstance(v, str | int | float | bool)}
+    origin = {k: v for k, v in ds.info.items() if isinstance(v, str | int | float | bool)}
     report = {"dataset": ds.name, "origin": origin, **report}
     if args.checkpoint:
         report["checkpoint"] = lf.checkpoint_filters(args.checkpoint[0], args.points)

@@ -212,10 +212,8 @@ def check_models(device: str = "cuda") -> str:
     count = 0
     for model, (level, args) in itertools.product(sorted(MODELS), LEVELS.items()):
         io = NetIO(*args)
-        net_params = {"L": 2, "hidden_dim": 8, "out_dim": 8, "n_heads": 2, "dropout": 0.0,
-                      "in_feat_dropout": 0.0}
-        if model == "GAT":
-            net_params.update(hidden_dim=4, out_dim=8)
+        net_params = {"L": 2, "hidden_dim": 4 if model == "GAT" else 8, "out_dim": 8,
+                      "n_heads": 2, "dropout": 0.0, "in_feat_dropout": 0.0}
         params = validate({"model": model, "net_params": net_params})["net_params"]
         cpu, gpu = _graphs(device)
         if uses_self_loops(model, params):

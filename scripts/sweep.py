@@ -160,7 +160,7 @@ def resolve(path: str | os.PathLike | None, default: str | os.PathLike = "") -> 
     return ROOT / default if path is None else Path(os.path.abspath(Path(path).expanduser()))
 
 
-def _shown(path: Path) -> str:
+def shown(path: Path) -> str:
     """``path`` relative to the project root when inside it (the cells run in the root)."""
     return str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
 
@@ -181,7 +181,7 @@ def build_command(cell: Cell, table: str, out_root: str, data_root: str = "datas
                   python: str = sys.executable) -> list[str]:
     """The command line of ``cell`` (``device`` None: the CPU), extra arguments last (they win)."""
     cmd = [python, cell.script, "--config", cell.config, "--runs", str(runs),
-           "--out_dir", _shown(resolve(out_root) / table / cell.id)]
+           "--out_dir", shown(resolve(out_root) / table / cell.id)]
     ddir = data_dir_for(cell, data_root, data_dirs or {})
     if ddir is not None:
         cmd += ["--data_dir", ddir]
@@ -298,7 +298,7 @@ def parse_data_dirs(items: Sequence[str]) -> dict[str, str]:
         if name not in known:
             raise SweepError(f"--data_dir {part}: unknown dataset {name}; known: "
                              f"{', '.join(known)}")
-        if out.setdefault(name, _shown(resolve(path))) != _shown(resolve(path)):
+        if out.setdefault(name, shown(resolve(path))) != shown(resolve(path)):
             raise SweepError(f"--data_dir gives {name} twice ({out[name]} and {path})")
         if resolve(path).exists() and not resolve(path).is_dir():
             raise SweepError(f"--data_dir {part}: {path} is a file, not a data folder")
@@ -449,7 +449,7 @@ def plan(args: argparse.Namespace, extra: list[str]) -> Plan:
     writing = not (args.list or args.dry_run)
     # every path from here on absolute, or relative to the project root where the cells run
     args.out_root = str(check_root("--out_root", args.out_root, DEFAULT_OUT_ROOT, writing))
-    args.data_root = _shown(check_root("--data_root", args.data_root, DEFAULT_DATA_ROOT, False))
+    args.data_root = shown(check_root("--data_root", args.data_root, DEFAULT_DATA_ROOT, False))
     args.data_dirs, args.extra = parse_data_dirs(args.data_dir), extra
     check_extra(extra, table.cells)
     devices = scheduler.device_slots(args.gpus, args.per_gpu, args.jobs, probe=writing)
@@ -492,7 +492,7 @@ def print_dry_run(p: Plan) -> int:
             # devices are handed out as they free up; round robin is what a dry run can show
             device = p.devices[todo.index(cell) % len(p.devices)]
             pin = "" if device is None else f"CUDA_VISIBLE_DEVICES={device} "
-            print(pin + shlex.join(p.command(cell, device)) + f"  > {_shown(folder)}/stdout.log")
+            print(pin + shlex.join(p.command(cell, device)) + f"  > {shown(folder)}/stdout.log")
     print(f"# {len(todo)} of {len(p.states)} cell(s) of {p.table.name} to run")
     return 0
 
@@ -520,7 +520,7 @@ def run_table(p: Plan) -> int:
                               a.cell_memory)
     except KeyboardInterrupt as err:  # one line, as every entry point (scripts/cli.py)
         print(f"{interrupts.as_interrupted(err).word}: finished cells and runs are kept in "
-              f"{_shown(results)}; rerunning resumes", file=sys.stderr)
+              f"{shown(results)}; rerunning resumes", file=sys.stderr)
         return interrupts.exit_code(err)
     return summarise(p.table.name, todo, codes, used, a.gpus is not None)
 

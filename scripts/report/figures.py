@@ -69,13 +69,12 @@ def depth_results(results: str | os.PathLike | None, runs: int = EXPECTED_RUNS,
                            "--out_root (python -m scripts.sweep depth writes them)", True)
     if (folder / table.name).is_dir():  # given the sweep's out_root
         folder = folder / table.name
+    points = sorted(((int(res.cell.overrides.get("L", 0)), res) for res in
+                     cells.table_results(table, folder, runs, sbm_metric).values()),
+                    key=lambda p: p[0])
     out: dict[str, dict[str, list[tuple[int, CellResult]]]] = {}
-    for res in cells.table_results(table, folder, runs, sbm_metric).values():
-        out.setdefault(res.cell.dataset, {}).setdefault(res.cell.model, []).append(
-            (int(res.cell.overrides.get("L", 0)), res))
-    for models in out.values():
-        for points in models.values():
-            points.sort(key=lambda p: p[0])
+    for depth, res in points:
+        out.setdefault(res.cell.dataset, {}).setdefault(res.cell.model, []).append((depth, res))
     return out
 
 

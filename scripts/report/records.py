@@ -343,12 +343,6 @@ def check_record(record: Any, table: str, cell_id: str, cells: dict[str, Cell]) 
     return record_problem(record, table, cell_id, cells) or evidence_problem(record)
 
 
-def _shown(path: Path) -> str:
-    with contextlib.suppress(ValueError):
-        return str(path.resolve().relative_to(ROOT))
-    return str(path)
-
-
 def read_records(root: str | os.PathLike = RESULTS) -> dict[str, dict[str, dict]]:
     """Every record under ``root``: table -> cell id -> record, each checked (the first
     refused one raises :class:`RecordError`, one line naming the file)."""
@@ -356,7 +350,7 @@ def read_records(root: str | os.PathLike = RESULTS) -> dict[str, dict[str, dict]
     root = Path(root)
     for folder in sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
         if folder.name not in TABLES:
-            raise RecordError(f"{_shown(folder)}: not a table ({', '.join(TABLES)})")
+            raise RecordError(f"{sweep.shown(folder.resolve())}: not a table ({', '.join(TABLES)})")
         cells = {c.id: c for c in load_tables([folder.name])[0].cells}
         out[folder.name] = {}
         for path in sorted(folder.glob("*.json")):
@@ -367,7 +361,7 @@ def read_records(root: str | os.PathLike = RESULTS) -> dict[str, dict[str, dict]
             why = check_record(record, folder.name, path.stem, cells) \
                 or checkpoint_problem(record, path)
             if why:
-                raise RecordError(f"{_shown(path)}: {why}")
+                raise RecordError(f"{sweep.shown(path.resolve())}: {why}")
             out[folder.name][path.stem] = record
     return out
 
