@@ -75,12 +75,13 @@ def download_dataset(package: str, cls: str, purpose: str, offline: str = "",
 
 
 def dataset_splits(package: str, cls: str, purpose: str, offline: str, max_graphs: int | None,
-                   split_key: str, **kwargs: Any) -> Iterator[tuple[str, list]]:
-    """Train, val and test of :func:`download_dataset` (the split passed as ``split_key``;
-    DGL calls validation "valid"), each as its first ``max_graphs`` samples (None: all)."""
+                   **kwargs: Any) -> Iterator[tuple[str, list]]:
+    """Train, val and test of :func:`download_dataset`, each as its first ``max_graphs`` samples
+    (None: all)."""
+    key = "mode" if package == "dgl" else "split"  # DGL's keyword, which calls val "valid"
     for split in SPLITS:
         name = "valid" if package == "dgl" and split == "val" else split
-        ds = download_dataset(package, cls, purpose, offline, **kwargs, **{split_key: name})
+        ds = download_dataset(package, cls, purpose, offline, **kwargs, **{key: name})
         n = len(ds) if max_graphs is None else min(int(max_graphs), len(ds))
         yield split, [ds[i] for i in range(n)]
 

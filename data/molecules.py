@@ -139,10 +139,10 @@ def _downloaded(source: str, folder: Path, max_graphs: int | None) -> dict[str, 
     ``folder``, PyG's under ``folder/pyg``), in our form and checked."""
     purpose = f"ZINC with --data_source {source}"
     if source == "dgl":
-        splits = dataset_splits("dgl", "ZINCDataset", purpose, _OFFLINE, max_graphs, "mode",
+        splits = dataset_splits("dgl", "ZINCDataset", purpose, _OFFLINE, max_graphs,
                                 raw_dir=str(folder))
     else:
-        splits = dataset_splits("pyg", "ZINC", purpose, _OFFLINE, max_graphs, "split",
+        splits = dataset_splits("pyg", "ZINC", purpose, _OFFLINE, max_graphs,
                                 root=str(folder / "pyg"), subset=True)
     convert = {"dgl": lambda s: (from_dgl(s[0]), s[1]), "pyg": lambda s: (from_pyg(s), s.y)}
     out = {}

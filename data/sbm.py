@@ -501,12 +501,12 @@ def _downloaded(cfg: SBMConfig, source: str, data_dir: Path, max_graphs: int | N
     offline = "use --data_source generate to build it locally"
     if source == "dgl":
         path = data_dir
-        samples = dataset_splits("dgl", f"{short}Dataset", purpose, offline, max_graphs, "mode",
+        samples = dataset_splits("dgl", f"{short}Dataset", purpose, offline, max_graphs,
                                  raw_dir=str(data_dir), verbose=progress)
     else:
         path = data_dir / "pyg"
         samples = dataset_splits("pyg", "GNNBenchmarkDataset", purpose, offline, max_graphs,
-                                 "split", root=str(path), name=short)
+                                 root=str(path), name=short)
     splits = {}
     for split, items in samples:
         graphs = []

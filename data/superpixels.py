@@ -408,7 +408,7 @@ def _downloaded(name: str, source: str, data_dir: Path,
     else:
         where = "torch_geometric.datasets.GNNBenchmarkDataset"
         samples = dict(dataset_splits("pyg", "GNNBenchmarkDataset", purpose, offline, max_graphs,
-                                      "split", root=str(data_dir / "pyg"), name=name))
+                                      root=str(data_dir / "pyg"), name=name))
     splits = {}
     for split, items in samples.items():
         graphs, labels = [], []
