@@ -37,14 +37,6 @@ _DEVICE = re.compile(r"(cpu|cuda)(:(\d+))?")
 
 
 # ----------------------------------------------------------------------------- numbers
-def require_in(option: str, value: int, low: int | None = None,
-               high: int | None = None) -> int:
-    """:func:`int_in`'s check for a value that comes without the command line."""
-    if not in_range(value, low, high):
-        raise UsageError(f"{option}: must be {range_text(low, high)}, got {value}")
-    return value
-
-
 def _number_in(kind: type, low: float | None = None, high: float | None = None,
                inclusive: tuple[bool, bool] = (True, True)) -> Callable[[str], Any]:
     """An ``argparse`` type: a finite ``kind`` (int or float) in the range, either bound open
@@ -129,7 +121,6 @@ def path_type(kind: str, suffixes: Sequence[str] | None = None,
     return check
 
 
-out_folder = path_type("folder")
 # A data folder is read, and written (generated or downloaded data) only when the data is not
 # there yet: whether it may be written is left to the loader.
 data_folder = path_type("folder", writable=False)

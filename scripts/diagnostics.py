@@ -543,14 +543,9 @@ def mean_spectral_energy(items: Iterable[tuple[sp.spmatrix, np.ndarray]],
                          bins: int = HIST_BINS) -> dict[str, Any]:
     """Exact :class:`SpectralEnergy` per graph, averaged over graphs (each weighs the same);
     graphs whose centred signal is zero (one class only) are skipped and counted."""
-    results = []
-    skipped = 0
-    for adj, sig in items:
-        r = _exact_result(*_eigh(adj), sig, bins)
-        if r.total > 1e-12:
-            results.append(r)
-        else:
-            skipped += 1
+    every = [_exact_result(*_eigh(adj), sig, bins) for adj, sig in items]
+    results = [r for r in every if r.total > 1e-12]
+    skipped = len(every) - len(results)
     if not results:
         return {"graphs": 0, "skipped": skipped}
 

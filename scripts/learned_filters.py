@@ -136,11 +136,9 @@ def label_energies(dataset: str, data_cfg: dict[str, Any], axes: set[str],
         return {}, f"{dataset} has graph labels only: no node-label energy to draw"
     ds = load_graph_dataset(dataset, {**data_cfg, "progress": False}, write_data=False)
     sample = dg.sample_graphs(ds.train, spectral_graphs, SPECTRAL_SEED)
-    out = {}
-    for axis in sorted(axes):
-        items = [(adjacency(g, axis), dg.label_signal(y, ds.num_classes)) for g, y in sample]
-        out[axis] = dg.mean_spectral_energy(items)
-    return out, None
+    return {axis: dg.mean_spectral_energy((adjacency(g, axis), dg.label_signal(y, ds.num_classes))
+                                          for g, y in sample)
+            for axis in sorted(axes)}, None
 
 
 # ----------------------------------------------------------------------------- drawing

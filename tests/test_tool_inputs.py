@@ -304,7 +304,7 @@ def test_the_filter_figure_within_the_bounds(fx, tmp_path, capsys):
     (cli.device_name, "cpu:0", "must be cpu, cuda or cuda:N"),
     (cli.split_ratio, "1,0,0,0", "three non-negative fractions summing to 1"),
     (cli.split_ratio, "-10/60/50", "three non-negative fractions summing to 1"),
-    (cli.out_folder, "", "must not be empty"),
+    (cli.path_type("folder"), "", "must not be empty"),
     (cli.path_type("file"), "   ", "must not be empty"),
 ])
 def test_value_checkers(checker, text, message):

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from scripts.cli import MAX_RUNS, PLOT_SUFFIXES, check_output, require_in
+from scripts.cli import PLOT_SUFFIXES, check_output
 from scripts.report import cells
 from scripts.report.cells import EXPECTED_RUNS, CellResult
 from scripts.sweep import load_table
@@ -112,7 +112,6 @@ def plot_depth(results: str | os.PathLike | None = None,
     """Draw the depth figure: per dataset, the test metric (validation where the data has no
     test split) against L, mean ± std, one line per model, hollow where a cell has fewer runs
     than expected; returns the image's path (an empty panel says so when nothing ran)."""
-    require_in("--runs", runs, 1, MAX_RUNS)
     path = check_output(out, "file", "--out", PLOT_SUFFIXES)
     data = depth_results(results, runs)
     fig, axes = subplot_grid(len(data), len(data), 5.2, 3.8)
