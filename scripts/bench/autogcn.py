@@ -250,10 +250,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
-    unknown = [d for d in datasets if d not in timing.CONFIGS]
+    unknown = [d for d in datasets if d not in timing.FULL_TRAIN_GRAPHS]
     if unknown or not datasets:
         parser.error(f"--datasets: unknown dataset(s) {', '.join(unknown) or 'none given'}; "
-                     f"choose from {', '.join(timing.CONFIGS)}")
+                     f"choose from {', '.join(timing.FULL_TRAIN_GRAPHS)}")
     if args.threads:
         torch.set_num_threads(args.threads)
     device, modes = timing.start(args)

@@ -12,18 +12,16 @@ from pathlib import Path
 
 from scripts import cli
 from scripts.bench.timing import new_parser
+from scripts.sweep import cell_defaults
 from train import run_folder, runner
 from train.checkpoint import STATE_FILE
-from train.tasks import SBM, ZINC
-
-CONFIGS = {"ZINC": (ZINC, "configs/molecules_graph_regression_AUTOGCN_ZINC.json"),
-           "SBM_PATTERN": (SBM, "configs/SBMs_node_clustering_AUTOGCN_PATTERN.json")}
+from train.tasks import task_for_dataset
 
 
 def measure(name: str, data_dir: str, graphs: int, epochs: int, device: str, tmp: Path) -> str:
     """Train ``name`` once, timing each state's capture, encoding and atomic write (from
     ``run_state`` to the state file written, less the best weights' file written between)."""
-    task, config = CONFIGS[name]
+    task, config = task_for_dataset(name), cell_defaults("AUTOGCN", name)["config"]
     timings: list[float] = []
     sizes: list[int] = []
     capture, write = runner.run_state, run_folder.write_atomic

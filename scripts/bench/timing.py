@@ -20,15 +20,11 @@ from torch import nn
 from nets.gnn_net import NetIO
 from nets.registry import build_net
 from scripts import cli
+from scripts.sweep import cell_defaults
 from train import compilation
 from train.config import load_config
 
 ROOT = Path(__file__).resolve().parents[2]
-CONFIGS = {  # the published configs, by dataset, of a registry model name
-    "SBM_CLUSTER": "configs/SBMs_node_clustering_{}_CLUSTER.json",
-    "ZINC": "configs/molecules_graph_regression_{}_ZINC.json",
-    "MNIST": "configs/superpixels_graph_classification_{}_MNIST.json",
-}
 # Published s/epoch (one Titan XP GPU, full training sets): AutoGCN, GCN
 PUBLISHED_S_PER_EPOCH = {"SBM_CLUSTER": (20.40, 14.76), "ZINC": (4.88, 3.29),
                          "MNIST": (59.39, 47.93)}
@@ -90,8 +86,8 @@ def start(args: argparse.Namespace) -> tuple[torch.device, tuple[bool, ...]]:
 
 # ----------------------------------------------------------------------------- the nets
 def published(dataset: str, model: str) -> dict:
-    """``model``'s published config for ``dataset``."""
-    return load_config(ROOT / CONFIGS[dataset].format(model))
+    """``model``'s published config for ``dataset`` (the release's file, as a sweep cell's)."""
+    return load_config(ROOT / cell_defaults(model, dataset)["config"])
 
 
 def twins(model: str, cfg: dict, io: NetIO, device: torch.device, modes: tuple[bool, ...],
