@@ -46,11 +46,22 @@ class AutoGCNLayer(AutoGCNConv):
     #: The benchmark's layer takes no PyG explanation masks (:mod:`autogcn.explain`).
     pyg_explainable = False
 
-    def __init__(self, in_dim: int, out_dim: int, activation: Activation = torch.relu,
-                 dropout: float = 0.0, graph_norm: bool = True, batch_norm: bool = True,
-                 residual: bool = False, K: int = 16, num_banks: int = 1, mode: str = "over",
-                 gate: str | bool = "sequential", filters: Sequence[str] = FILTERS,
-                 single_a_init: float = 0.0) -> None:
+    def __init__(
+        self,
+        in_dim: int,
+        out_dim: int,
+        activation: Activation = torch.relu,
+        dropout: float = 0.0,
+        graph_norm: bool = True,
+        batch_norm: bool = True,
+        residual: bool = False,
+        K: int = 16,
+        num_banks: int = 1,
+        mode: str = "over",
+        gate: str | bool = "sequential",
+        filters: Sequence[str] = FILTERS,
+        single_a_init: float = 0.0,
+    ) -> None:
         super().__init__(in_dim, out_dim, K, num_banks, mode, gate, filters, single_a_init)
         self.in_dim, self.out_dim = in_dim, out_dim
         self.post = PostProcess(in_dim, out_dim, activation, dropout, graph_norm, batch_norm,

@@ -50,9 +50,16 @@ class ChebLayer(GraphLayer):
         dropout, graph_norm, batch_norm, residual: the shared post-processing.
     """
 
-    def __init__(self, in_dim: int, out_dim: int, activation: Activation = torch.relu,
-                 dropout: float = 0.0, graph_norm: bool = True, batch_norm: bool = True,
-                 residual: bool = False) -> None:
+    def __init__(
+        self,
+        in_dim: int,
+        out_dim: int,
+        activation: Activation = torch.relu,
+        dropout: float = 0.0,
+        graph_norm: bool = True,
+        batch_norm: bool = True,
+        residual: bool = False,
+    ) -> None:
         super().__init__()
         self.in_dim, self.out_dim = in_dim, out_dim
         self.c1 = nn.Linear(in_dim, out_dim, bias=False)  # T0 = I
@@ -64,14 +71,16 @@ class ChebLayer(GraphLayer):
         # "auto" picks the cheaper order; "propagate"/"project" force one (used by tests).
         self.order = "auto"
 
-    def kernel_terms(self, g: Graph,
-                     x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def kernel_terms(
+        self, g: Graph, x: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """The Chebyshev terms :math:`(T_0 x, T_1 x, T_2 x)` before the linear maps."""
         ax = propagate(g, x)
         return x, -ax, 2 * propagate(g, ax) - x
 
-    def forward(self, g: Graph, feat: torch.Tensor,
-                snorm_n: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(
+        self, g: Graph, feat: torch.Tensor, snorm_n: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """``feat`` (N, in_dim) (dense or sparse COO) → (N, out_dim)."""
         if not cheaper_to_propagate_first(feat, 2 * self.in_dim, 2 * self.out_dim,
                                           self.order):

@@ -88,16 +88,25 @@ class GATLayer(GraphLayer):
         graph_norm, batch_norm, residual: the shared post-processing.
     """
 
-    def __init__(self, in_dim: int, out_dim: int, num_heads: int, activation: Activation = None,
-                 dropout: float = 0.0, graph_norm: bool = True, batch_norm: bool = True,
-                 residual: bool = False) -> None:
+    def __init__(
+        self,
+        in_dim: int,
+        out_dim: int,
+        num_heads: int,
+        activation: Activation = None,
+        dropout: float = 0.0,
+        graph_norm: bool = True,
+        batch_norm: bool = True,
+        residual: bool = False,
+    ) -> None:
         super().__init__()
         self.conv = GATConv(in_dim, out_dim, num_heads, feat_drop=dropout, attn_drop=dropout)
         self.post = PostProcess(in_dim, out_dim * num_heads, activation, 0.0, graph_norm,
                                 batch_norm, residual)
 
-    def forward(self, g: Graph, feat: torch.Tensor,
-                snorm_n: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(
+        self, g: Graph, feat: torch.Tensor, snorm_n: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """``feat`` (N, in_dim) → (N, num_heads · out_dim)."""
         if feat.is_sparse:  # the feature dropout needs a dense tensor
             feat = feat.to_dense()

@@ -81,17 +81,26 @@ class GCNLayer(GraphLayer):
         source_degree: ``"in"`` (the release, default) or ``"out"`` (DGL 2.x ``GraphConv``).
     """
 
-    def __init__(self, in_dim: int, out_dim: int, activation: Activation = torch.relu,
-                 dropout: float = 0.0, graph_norm: bool = True, batch_norm: bool = True,
-                 residual: bool = False, source_degree: str = "in") -> None:
+    def __init__(
+        self,
+        in_dim: int,
+        out_dim: int,
+        activation: Activation = torch.relu,
+        dropout: float = 0.0,
+        graph_norm: bool = True,
+        batch_norm: bool = True,
+        residual: bool = False,
+        source_degree: str = "in",
+    ) -> None:
         super().__init__()
         self.conv = GraphConv(in_dim, out_dim, source_degree)
         self.bias = nn.Parameter(torch.zeros(out_dim))
         self.post = PostProcess(in_dim, out_dim, activation, dropout, graph_norm, batch_norm,
                                 residual)
 
-    def forward(self, g: Graph, feat: torch.Tensor,
-                snorm_n: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(
+        self, g: Graph, feat: torch.Tensor, snorm_n: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """``feat`` (N, in_dim) (dense or sparse COO) → (N, out_dim)."""
         h = self.conv(g, feat)
         return self.post(feat, h + self.bias, snorm_n)

@@ -61,10 +61,20 @@ class GINLayer(GraphLayer):
             ``False``: the AutoGCN release's forward, which built that BN but never ran it.
     """
 
-    def __init__(self, in_dim: int, out_dim: int, n_mlp: int = 2,
-                 activation: Activation = torch.relu, dropout: float = 0.0, graph_norm: bool = True,
-                 batch_norm: bool = True, residual: bool = False, learn_eps: bool = True,
-                 aggregator: str = "sum", apply_node_norm: bool = True) -> None:
+    def __init__(
+        self,
+        in_dim: int,
+        out_dim: int,
+        n_mlp: int = 2,
+        activation: Activation = torch.relu,
+        dropout: float = 0.0,
+        graph_norm: bool = True,
+        batch_norm: bool = True,
+        residual: bool = False,
+        learn_eps: bool = True,
+        aggregator: str = "sum",
+        apply_node_norm: bool = True,
+    ) -> None:
         super().__init__()
         if aggregator not in AGGREGATORS:
             raise ValueError(f"unknown GIN aggregator {aggregator!r}; use one of {AGGREGATORS}")
@@ -91,8 +101,9 @@ class GINLayer(GraphLayer):
         return (f"aggregator={self.aggregator}, learn_eps={learn}, "
                 f"activation={activation_name(self.activation)}{unused}")
 
-    def forward(self, g: Graph, feat: torch.Tensor,
-                snorm_n: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(
+        self, g: Graph, feat: torch.Tensor, snorm_n: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """``feat`` (N, in_dim) → (N, out_dim)."""
         if feat.is_sparse:  # the (1 + ε)·x + Σ x_u sum needs a dense tensor
             feat = feat.to_dense()

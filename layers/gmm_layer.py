@@ -121,10 +121,19 @@ class GMMLayer(GraphLayer):
         aggregator: ``GMMConv``'s ``"sum"`` (the release), ``"mean"`` or ``"max"``.
     """
 
-    def __init__(self, in_dim: int, out_dim: int, activation: Activation = torch.relu,
-                 dropout: float = 0.0, graph_norm: bool = True, batch_norm: bool = True,
-                 residual: bool = False, dim: int = 2, kernel: int = 3,
-                 aggregator: str = "sum") -> None:
+    def __init__(
+        self,
+        in_dim: int,
+        out_dim: int,
+        activation: Activation = torch.relu,
+        dropout: float = 0.0,
+        graph_norm: bool = True,
+        batch_norm: bool = True,
+        residual: bool = False,
+        dim: int = 2,
+        kernel: int = 3,
+        aggregator: str = "sum",
+    ) -> None:
         super().__init__()
         self.pseudo_proj = nn.Sequential(nn.Linear(2, dim), nn.Tanh())
         self.conv = GMMConv(in_dim, out_dim, dim, kernel, aggregator, bias=True)
@@ -132,8 +141,9 @@ class GMMLayer(GraphLayer):
         self.bias = nn.Parameter(torch.zeros(out_dim))
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, g: Graph, feat: torch.Tensor,
-                snorm_n: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(
+        self, g: Graph, feat: torch.Tensor, snorm_n: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """``feat`` (N, in_dim) → (N, out_dim)."""
         if feat.is_sparse:  # the per-kernel view of the projection needs a dense result
             feat = feat.to_dense()

@@ -56,8 +56,15 @@ class SAGEConv(nn.Module):
         activation: applied to the output; ``None`` for none.
     """
 
-    def __init__(self, in_feats: int, out_feats: int, aggregator: str = "mean",
-                 feat_drop: float = 0.0, bias: bool = True, activation: Activation = None) -> None:
+    def __init__(
+        self,
+        in_feats: int,
+        out_feats: int,
+        aggregator: str = "mean",
+        feat_drop: float = 0.0,
+        bias: bool = True,
+        activation: Activation = None,
+    ) -> None:
         super().__init__()
         if aggregator not in SAGE_AGGREGATORS:
             raise ValueError(
@@ -123,9 +130,17 @@ class GraphSageLayer(GraphLayer):
         aggregator: ``"mean"``, ``"gcn"`` or ``"pool"``.
     """
 
-    def __init__(self, in_dim: int, out_dim: int, activation: Activation = torch.relu,
-                 dropout: float = 0.0, graph_norm: bool = True, batch_norm: bool = True,
-                 residual: bool = False, aggregator: str = "mean") -> None:
+    def __init__(
+        self,
+        in_dim: int,
+        out_dim: int,
+        activation: Activation = torch.relu,
+        dropout: float = 0.0,
+        graph_norm: bool = True,
+        batch_norm: bool = True,
+        residual: bool = False,
+        aggregator: str = "mean",
+    ) -> None:
         super().__init__()
         self.conv = SAGEConv(in_dim, out_dim, aggregator, feat_drop=dropout, bias=True,
                              activation=activation)
@@ -133,8 +148,9 @@ class GraphSageLayer(GraphLayer):
         if not batch_norm:  # the release did not allocate it: keep it out of the trainable count
             self.post.batchnorm_h.requires_grad_(False)
 
-    def forward(self, g: Graph, feat: torch.Tensor,
-                snorm_n: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(
+        self, g: Graph, feat: torch.Tensor, snorm_n: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """``feat`` (N, in_dim) → (N, out_dim)."""
         if feat.is_sparse:  # the input dropout and the aggregation need a dense tensor
             feat = feat.to_dense()

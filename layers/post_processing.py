@@ -36,9 +36,16 @@ class PostProcess(nn.Module):
     # Not a compiled region (train/compilation.py): compiled, it measured slower than torch's
     # own kernels on the CPU and on an H200 GPU (docs/performance.md).
 
-    def __init__(self, in_dim: int, out_dim: int, activation: Activation = torch.relu,
-                 dropout: float = 0.0, graph_norm: bool = True, batch_norm: bool = True,
-                 residual: bool = False) -> None:
+    def __init__(
+        self,
+        in_dim: int,
+        out_dim: int,
+        activation: Activation = torch.relu,
+        dropout: float = 0.0,
+        graph_norm: bool = True,
+        batch_norm: bool = True,
+        residual: bool = False,
+    ) -> None:
         super().__init__()
         self.graph_norm = graph_norm
         self.batch_norm = batch_norm
@@ -56,8 +63,9 @@ class PostProcess(nn.Module):
         return (f"graph_norm={self.graph_norm}, batch_norm={self.batch_norm}{unused}, "
                 f"activation={activation_name(self.activation)}, residual={self.residual}")
 
-    def forward(self, h_in: torch.Tensor, h: torch.Tensor,
-                snorm_n: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(
+        self, h_in: torch.Tensor, h: torch.Tensor, snorm_n: torch.Tensor | None = None
+    ) -> torch.Tensor:
         if self.graph_norm and snorm_n is not None:
             h = h * snorm_n
         if self.batch_norm:
