@@ -27,6 +27,7 @@ CHEB_ORDER = 300  # Chebyshev moments of the estimate
 HIST_BINS = 41
 SKETCH_COLUMNS = 64  # wider feature matrices are sketched to this many random columns
 _SNAP = 1e-9
+_SUMMARY = {"mean": np.mean, "median": np.median, "min": np.min, "max": np.max}
 
 ArrayLike = np.ndarray | Tensor | Sequence[int]
 
@@ -64,10 +65,7 @@ def graph_adjacency(g: Graph) -> sp.csr_matrix:
 
 def _summary(values: np.ndarray) -> dict[str, float]:
     v = np.asarray(values, dtype=np.float64)
-    if v.size == 0:
-        return {"mean": math.nan, "median": math.nan, "min": math.nan, "max": math.nan}
-    return {"mean": float(v.mean()), "median": float(np.median(v)), "min": float(v.min()),
-            "max": float(v.max())}
+    return {name: float(f(v)) if v.size else math.nan for name, f in _SUMMARY.items()}
 
 
 def degree_statistics(g: Graph) -> dict[str, Any]:

@@ -181,16 +181,11 @@ def draw_panel(ax: Any, title: str, responses: list[Response], lam: np.ndarray,
     for r in responses:
         style = LAYER_STYLES[layers.index(r.layer) % len(LAYER_STYLES)]
         rows = r.curves.shape[0]
-        for i, curve in enumerate(r.curves.numpy()):
-            label = None
-            if i == 0:
-                label = NAMES.get(r.kind, r.kind)
-                if len(layers) > 1:
-                    label += f", {r.layer}"
-                if rows > 1:
-                    label += f" ({rows} rows)"
+        label = (NAMES.get(r.kind, r.kind) + (f", {r.layer}" if len(layers) > 1 else "")
+                 + (f" ({rows} rows)" if rows > 1 else ""))
+        for i, curve in enumerate(r.curves.numpy()):  # one legend entry per response
             ax.plot(lam, curve, color=COLOURS.get(r.kind, "black"), linestyle=style,
-                    linewidth=1.4 if rows == 1 else 0.9, label=label)
+                    linewidth=1.4 if rows == 1 else 0.9, label=None if i else label)
     ax.axhline(0.0, color="grey", linewidth=0.6)
     ax.set_xlim(0, 2)
     ax.set_title(title, fontsize=9)

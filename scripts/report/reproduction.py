@@ -90,9 +90,8 @@ def comparisons(records: dict[str, dict[str, dict]], published: dict
         sources = cells.published_sources(table)
         colpos = {name: i for i, name in enumerate(cols)}
         order = {r: i for i, r in enumerate(table.rows)}
-        setups = list(SETUP_NAMES)
-        ordered = sorted(table.cells, key=lambda c: (colpos.get(c.column, 99),
-                                                   order.get(c.row, 99), setups.index(c.setup)))
+        ordered = sorted(table.cells, key=lambda c: (colpos.get(c.column, 99), order.get(c.row, 99),
+                                                   list(SETUP_NAMES).index(c.setup)))
         out.append((table, [compare(table, cell, cols.get(cell.column, {}),
                                     records.get(table.name, {}).get(cell.id), published,
                                     sources) for cell in ordered]))
