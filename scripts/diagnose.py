@@ -52,9 +52,8 @@ REPORT_GRAPHS, FIGURE_GRAPHS = 200, 50  # --spectral_graphs left out
 # ============================================================================ loading
 def load(args: argparse.Namespace) -> GraphDataset | NodeDataset:
     """The dataset, through the project's loaders (their DataError messages unchanged)."""
-    cfg = {"data_dir": args.data_dir, "data_source": args.data_source,
-           "max_graphs": args.max_graphs, "cache_dir": args.cache_dir, "workers": args.workers,
-           "sbm_variant": args.sbm_variant, "progress": sys.stderr.isatty()}
+    keys = ("data_dir", "data_source", "max_graphs", "cache_dir", "workers", "sbm_variant")
+    cfg = {key: getattr(args, key) for key in keys} | {"progress": sys.stderr.isatty()}
     if args.dataset in GRAPH_SOURCES:
         return load_graph_dataset(args.dataset, cfg)
     return load_node_data(args.dataset, cfg)
@@ -137,9 +136,8 @@ def diagnose_node_dataset(ds: NodeDataset, args: argparse.Namespace,
         exact_max_nodes=args.exact_max_nodes, order=args.cheb_order)
     report["spectrum"] = {
         "label_energy": energy["label"].as_dict(), "feature_energy": energy["feature"].as_dict(),
-        "feature_signal": (f"{ds.in_dim} columns, sketched to {dg.SKETCH_COLUMNS} Gaussian "
-                           "combinations" if ds.in_dim > dg.SKETCH_COLUMNS
-                           else f"{ds.in_dim} columns"),
+        "feature_signal": f"{ds.in_dim} columns" + (f", sketched to {dg.SKETCH_COLUMNS} Gaussian "
+                          "combinations" if ds.in_dim > dg.SKETCH_COLUMNS else ""),
         "seconds": time.perf_counter() - t0}
     plot["degrees"] = np.diff(adj.indptr)
     plot["classes"] = report["labels"]["counts"]

@@ -223,7 +223,8 @@ MAX_REPEATS = 1_000
 
 
 def build_parser() -> argparse.ArgumentParser:
-    out = timing.new_parser("autogcn", __doc__, "compile", "zinc_dir", "device", "clock")
+    out = timing.new_parser("autogcn", __doc__, "compile", "zinc_dir", "device", "clock",
+                             "threads")
     out.add_argument("--datasets", default="SBM_CLUSTER,ZINC,MNIST",
                      help="comma-separated: SBM_CLUSTER, ZINC, MNIST")
     out.add_argument("--graphs", type=cli.int_in(1, MAX_GRAPHS), default=256,
@@ -237,8 +238,6 @@ def build_parser() -> argparse.ArgumentParser:
                      metavar="DIR", help="MNIST raw idx files")
     out.add_argument("--cache_dir", type=cli.data_folder, default="datasets/cache",
                      metavar="DIR", help="superpixel graph cache")
-    out.add_argument("--threads", type=cli.int_in(1, cli.MAX_WORKERS), default=None,
-                     help="torch threads (default: torch's; set OMP_NUM_THREADS=1 to time)")
     out.add_argument("--profile", action="store_true",
                      help="also print torch.profiler's top operators per candidate")
     out.add_argument("--profile_rows", type=cli.int_in(1, 1000), default=15,

@@ -97,12 +97,10 @@ def message_passing_operator(edge_index: torch.Tensor, n: int) -> tuple[torch.nn
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = new_parser("conv", __doc__)
+    parser = new_parser("conv", __doc__, "threads")
     parser.add_argument("--data_dir", required=True, type=cli.data_folder, metavar="DIR")
     parser.add_argument("--repeats", type=cli.int_in(1, 10_000), default=20)
     parser.add_argument("--hidden", type=cli.int_in(1, 100_000), default=64)
-    parser.add_argument("--threads", type=cli.int_in(0, cli.MAX_WORKERS), default=0,
-                        help="torch threads (0: torch's)")
     parser.add_argument("--no-compile", dest="compile", action="store_false",
                         help="skip the compiled AutoGCNConv (torch.compile, about a minute)")
     args = parser.parse_args(argv)

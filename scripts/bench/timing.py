@@ -44,6 +44,8 @@ OPTIONS = {
     "device": dict(type=cli.device_name, default="cpu", help="cpu, cuda or cuda:N (default cpu)"),
     "zinc_dir": dict(type=cli.data_folder, default="datasets/ZINC", metavar="DIR",
                      help="folder of the ZINC raw pickles"),
+    "threads": dict(type=cli.int_in(1, cli.MAX_WORKERS),
+                    help="torch threads (default: torch's; set OMP_NUM_THREADS=1 to time)"),
 }
 # The compiler loads torch's C++-extension helper, which warns on a machine without CUDA that
 # it found no CUDA runtime: irrelevant to a CPU benchmark, and a GPU machine never sees it.

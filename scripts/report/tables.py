@@ -24,18 +24,18 @@ CSV_FIELDS = ["table", "row", "column", "cell_id", "status", "runs", "expected_r
               "device"]
 
 
-def fmt_num(x: float, digits: int, leading_zero: bool, sign: bool = False) -> str:
-    """``0.741`` -> ``.741`` (as the paper prints fractions) unless ``leading_zero``."""
-    s = f"{x:+.{digits}f}" if sign else f"{x:.{digits}f}"
-    if not leading_zero:
-        s = s.replace("0.", ".", 1) if s.lstrip("+-").startswith("0.") else s
+def fmt_num(x: float, col: dict, sign: bool = False) -> str:
+    """``x`` in a column's digits; ``0.741`` -> ``.741`` (as the paper prints fractions) unless
+    the column says ``leading_zero``."""
+    s = f"{x:{'+' if sign else ''}.{int(col.get('digits', 3))}f}"
+    if not col.get("leading_zero", False) and s.lstrip("+-").startswith("0."):
+        s = s.replace("0.", ".", 1)
     return s
 
 
 def fmt_pm(mean: float, std: float, col: dict, sep: str = "±") -> str:
     """``mean±std`` in a column's digits."""
-    digits, lead = int(col.get("digits", 3)), bool(col.get("leading_zero", False))
-    return f"{fmt_num(mean, digits, lead)}{sep}{fmt_num(std, digits, lead)}"
+    return f"{fmt_num(mean, col)}{sep}{fmt_num(std, col)}"
 
 
 def md_row(texts: Sequence[str]) -> str:
@@ -105,8 +105,7 @@ def render_table(table: Table, results: dict[str, CellResult], published: dict,
             if res.mean is not None and not mark and isinstance(entry, dict) \
                     and cells.finite(entry.get("mean")) is not None:  # so has_paper
                 diff = res.mean * float(col.get("scale", 1)) - float(entry["mean"])
-                paper[1] = fmt_num(diff, int(col.get("digits", 3)),
-                                   bool(col.get("leading_zero", False)), sign=True)
+                paper[1] = fmt_num(diff, col, sign=True)
             shown += [fmt_value(res, col, expected_runs), *paper]
             records.append(_csv_record(table, res, col, entry, diff, expected_runs))
         lines.append(md_row(shown))
