@@ -353,9 +353,7 @@ def _energy_hist(ax: Any, e: dict[str, Any], title: str, colour: str) -> None:
     ax.set_title(f"{title}: low {b['low']:.2f} | mid {b['mid']:.2f} | high {b['high']:.2f}\n"
                  f"mean λ {e['mean_lambda']:.3f} (random labelling "
                  f"{e['baseline_mean_lambda']:.3f})", fontsize=9)
-    ax.set_xlim(0, 2)
-    ax.set_xlabel("λ")
-    ax.set_ylabel("density")
+    ax.set(xlim=(0, 2), xlabel="λ", ylabel="density")
     ax.legend(fontsize=7)
 
 

@@ -187,10 +187,9 @@ def draw_panel(ax: Any, title: str, responses: list[Response], lam: np.ndarray,
             ax.plot(lam, curve, color=COLOURS.get(r.kind, "black"), linestyle=style,
                     linewidth=1.4 if rows == 1 else 0.9, label=None if i else label)
     ax.axhline(0.0, color="grey", linewidth=0.6)
-    ax.set_xlim(0, 2)
+    ax.set(xlim=(0, 2), ylabel="F(λ)")
     ax.set_title(title, fontsize=9)
     ax.set_xlabel(AXIS_LABELS[axis], fontsize=7 if axis == SELF_LOOPS else 8)
-    ax.set_ylabel("F(λ)")
     ax.legend(fontsize=6, loc="best")
 
 

@@ -96,6 +96,7 @@ class Table:
     rows: list[str]
     cells: list[Cell]
     path: Path
+    published_from: Any = None  # for the report, which checks it (report/cells.py)
 
 
 def cell_defaults(model: str, dataset: str) -> dict[str, str]:
@@ -147,7 +148,8 @@ def load_table(table: str) -> Table:
                              "data": dict(c.get("data") or {}),
                              "overrides": dict(c.get("overrides") or {})}))
     return Table(str(raw.get("table", path.stem)), str(raw.get("title", path.stem)),
-                 list(raw.get("columns", [])), [str(r) for r in raw.get("rows", [])], cells, path)
+                 list(raw.get("columns", [])), [str(r) for r in raw.get("rows", [])], cells, path,
+                 raw.get("published_from"))
 
 
 # ------------------------------------------------------------------------------- commands

@@ -171,11 +171,7 @@ def published_sources(table: Table) -> list[dict]:
     """A table file's ``published_from``: the other sections of the published numbers to look
     in, in order, after the table's own (format: ``docs/reproducing.md``, successors' section);
     :class:`~scripts.sweep.SweepError` for a malformed list."""
-    try:
-        raw = yaml.safe_load(table.path.read_text())
-    except (OSError, yaml.YAMLError):
-        return []  # load_table read it a moment ago; nothing to add
-    sources = raw.get("published_from") or [] if isinstance(raw, dict) else []
+    sources = table.published_from or []
     if not isinstance(sources, list):
         raise sweep.SweepError(f"{table.path}: published_from must be a list of mappings")
     for i, src in enumerate(sources):

@@ -96,10 +96,9 @@ def _depth_panel(ax: Any, dataset: str, models: dict[str, list[tuple[int, CellRe
             if r.state != "ok":
                 ax.plot([d], [r.mean], marker=marker, color=colour, markerfacecolor="white")
     ylabel = YLABEL.get(metric or ("mae" if dataset == "ZINC" else "acc"), metric or "")
-    ax.set_title(dataset)
-    ax.set_xlabel("layers L")
-    ax.set_ylabel(ylabel.replace("test", "validation") if split_val else ylabel)
-    ax.set_xticks(sorted({d for pts in models.values() for d, _ in pts}))
+    ax.set(title=dataset, xlabel="layers L",
+           ylabel=ylabel.replace("test", "validation") if split_val else ylabel,
+           xticks=sorted({d for pts in models.values() for d, _ in pts}))
     if drawn:
         ax.legend()
     else:
@@ -144,12 +143,9 @@ def draw_figure(data: dict[str, list[dict]], path: Path) -> None:
         lo = min(ax.get_xlim()[0], ax.get_ylim()[0])
         hi = max(ax.get_xlim()[1], ax.get_ylim()[1])
         ax.plot([lo, hi], [lo, hi], color="grey", lw=0.8, ls="--")
-        ax.set_xlim(lo, hi)
-        ax.set_ylim(lo, hi)
-        ax.set_aspect("equal")
+        ax.set(xlim=(lo, hi), ylim=(lo, hi), aspect="equal", xlabel="paper, test (mean ± std)",
+               ylabel="ours, test (mean ± std)")
         ax.set_title(name, fontsize=10)
-        ax.set_xlabel("paper, test (mean ± std)")
-        ax.set_ylabel("ours, test (mean ± std)")
     handles = [plt.Line2D([], [], marker="o", ls="", color=colours[m], label=m) for m in models]
     if handles:
         fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), 5), fontsize=8,
