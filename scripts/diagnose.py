@@ -360,8 +360,8 @@ def _energy_hist(ax: Any, e: dict[str, Any], title: str, colour: str) -> None:
 def _degree_panel(ax: Any, deg: np.ndarray) -> None:
     if deg.size:
         ax.hist(deg, bins=min(60, max(5, int(deg.max()) + 1)), color="tab:gray", log=True)
-    ax.set_title(f"degrees (mean {deg.mean():.1f}, max {deg.max() if deg.size else 0})"
-                 if deg.size else "degrees", fontsize=9)
+    ax.set_title(f"degrees (mean {deg.mean():.1f}, max {deg.max()})" if deg.size else "degrees",
+                 fontsize=9)
     ax.set_xlabel("degree")
 
 
