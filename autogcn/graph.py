@@ -2,15 +2,10 @@
 
 A :class:`Graph` holds the edge list (``src → dst``, int64), the node count, node and edge
 feature dicts and, for a batch, the node and edge counts of every member graph (edges grouped by
-graph, nodes renumbered with offsets). The index structures message passing needs (in- and
-out-edges grouped by node, degrees, node-to-graph ids) are built on first use and travel with
-the graph to another device. The constructor checks the ids and row counts once, so that a bad
-edge list fails there, named, and not inside message passing (on CUDA, as a device-side assert);
-the check reads values back to the host, so graphs derived from checked ones (:meth:`Graph.batch`,
-:meth:`Graph.unbatch`, the self-loop edits) skip it. An in-place edit of ``src`` or ``dst`` is
-seen by torch's version counters at the next use in eager mode, which drops what was built from
-them (``docs/layer.md``, *Checks*). :meth:`Graph.from_edge_index` and :attr:`Graph.edge_index`
-speak PyG's ``(2, E)`` layout.
+graph, nodes renumbered with offsets). The index structures message passing needs are built on
+first use and travel with the graph to another device. The constructor checks ids and row counts
+once, graphs derived from checked ones skip it, and an in-place edit of ``src`` or ``dst`` drops
+what was built from them (``docs/layer.md``, *Checks*).
 
 Example::
 

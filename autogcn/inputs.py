@@ -111,8 +111,7 @@ def _to_graph(graph: GraphInput, num_nodes: int,
         raise TypeError(f"a sparse adjacency must be COO or CSR, got layout {graph.layout}")
     if graph.is_floating_point() or graph.dtype == torch.bool or graph.is_complex():
         raise TypeError(f"edge_index must hold integer node ids, got dtype {graph.dtype}")
-    if graph.dim() != 2 or graph.shape[0] != 2:
-        raise ValueError(f"edge_index must be a (2, num_edges) tensor, got {tuple(graph.shape)}")
+    # the (2, E) shape: checked by Graph.from_edge_index, with the same message
     return Graph.from_edge_index(graph, num_nodes, validate=can_read_values(graph)), edge_weight
 
 
