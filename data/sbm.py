@@ -460,8 +460,7 @@ def _generated(cfg: SBMConfig, root: Path, max_graphs: int | None, seed: int,
         "statistics": stats,
         "published": PUBLISHED.get(cfg.name),
     }
-    display = cfg.name if cfg.variant is None else f"{cfg.name}_{cfg.variant}"
-    return GraphDataset(display, splits["train"], splits["val"], splits["test"],
+    return GraphDataset(cfg.dirname, splits["train"], splits["val"], splits["test"],
                         cfg.vocab_size, cfg.num_classes, 1, info)
 
 
