@@ -36,6 +36,7 @@ from nets.gnn_net import (
     feature_dropout,
     make_encoder,
     post_args,
+    predict,
     stack_layer,
 )
 from nets.registry import register
@@ -177,9 +178,7 @@ class MLPNet(nn.Module):
         h = self.feat_mlp(feature_dropout(self.in_feat_dropout, h))
         if self.gates is not None:
             h = torch.sigmoid(self.gates(h)) * h
-        if self.io.level == "graph":
-            h = readout(g, h, self.readout)
-        return self.head(h)
+        return predict(self, g, h)
 
 
 # ------------------------------------------------------------------ SGC and APGCN
@@ -258,10 +257,7 @@ class SGCNet(nn.Module):
     def forward(self, g: Graph, h: torch.Tensor,
                 snorm_n: torch.Tensor | None = None) -> torch.Tensor:
         h = self.chain(self.in_feat_dropout(self.encoder(h)))
-        h = self.prop(g, h)
-        if self.io.level == "graph":
-            h = readout(g, h, self.readout)
-        return self.head(h) if self.head is not None else h
+        return predict(self, g, self.prop(g, h))
 
 
 class APGCNNet(nn.Module):
@@ -304,9 +300,7 @@ class APGCNNet(nn.Module):
         if self.encoder is not None:
             h = self.in_feat_dropout(self.encoder(h))
         h, self.steps, self.remainders = self.prop(g, self.chain(h))
-        if self.io.level == "graph":
-            h = readout(g, h, self.readout)
-        return self.head(h) if self.head is not None else h
+        return predict(self, g, h)
 
     def auxiliary_loss(self) -> torch.Tensor | float:
         """``prop_penalty · mean(steps + remainders)`` of the last forward pass (0 before one)."""

@@ -101,10 +101,15 @@ class GNNNet(nn.Module):
                 snorm_n: torch.Tensor | None = None) -> torch.Tensor:
         if self.encoder is not None:
             h = self.encoder(h)
-        h = self.stack(g, feature_dropout(self.in_feat_dropout, h), snorm_n)
-        if self.io.level == "graph":
-            h = readout(g, h, self.readout)
-        return self.head(h) if self.head is not None else h
+        return predict(self, g, self.stack(g, feature_dropout(self.in_feat_dropout, h), snorm_n))
+
+
+def predict(net: nn.Module, g: Graph, h: torch.Tensor) -> torch.Tensor:
+    """The end every net shares: ``net.readout`` of ``h`` per graph (graph tasks only), then
+    ``net.head`` where it has one."""
+    if net.io.level == "graph":
+        h = readout(g, h, net.readout)
+    return net.head(h) if net.head is not None else h
 
 
 def stack_net(io: NetIO, p: dict, make_layer: LayerFactory) -> GNNNet:

@@ -163,12 +163,10 @@ class FullGraph:
         """One forward pass scores every split (they are node sets of the same graph)."""
         model.eval()
         scores = model(self.graph, self.features)
-        results = {}
-        for split in splits:
-            if split not in self.splits:
-                results[split] = None
-                continue
-            idx = self.splits[split]
+
+        def result(idx: torch.Tensor) -> tuple[float, dict[str, float]]:
             s, y = scores[idx], self.labels[idx]
-            results[split] = (float(self.task.loss(s, y)), _metrics(self.task, s, y))
-        return results
+            return float(self.task.loss(s, y)), _metrics(self.task, s, y)
+
+        return {split: result(self.splits[split]) if split in self.splits else None
+                for split in splits}
