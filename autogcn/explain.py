@@ -1,12 +1,6 @@
 """PyG's explainers (``torch_geometric.explain``) on the package's modules, without importing
-PyG (``docs/layer.md``, *Explaining with PyG*).
-
-PyG hands its edge mask to every ``MessagePassing`` module of the model. Once PyG is loaded, each
-module here carries parameter-free ``MessagePassing`` children (:class:`Explainable`, attribute
-``pyg_explain``), one per hop of its receptive field so that PyG counts the model's hops right.
-The mask set on them multiplies the module's edge weights, on the edges as given (loops and
-reverse edges a module adds keep weight 1), and its gradient flows through the differentiable
-edge weights (:mod:`autogcn.propagation`).
+PyG: once PyG is loaded, each module carries parameter-free ``MessagePassing`` children that
+receive the edge mask (:class:`Explainable`; why and how: ``docs/layer.md``, *Explaining with PyG*).
 """
 
 from __future__ import annotations

@@ -105,8 +105,7 @@ class GNNNet(nn.Module):
 
 
 def predict(net: nn.Module, g: Graph, h: torch.Tensor) -> torch.Tensor:
-    """The end every net shares: ``net.readout`` of ``h`` per graph (graph tasks only), then
-    ``net.head`` where it has one."""
+    """``net.readout`` per graph (graph tasks only), then ``net.head`` where there is one."""
     if net.io.level == "graph":
         h = readout(g, h, net.readout)
     return net.head(h) if net.head is not None else h

@@ -9,6 +9,7 @@ train with their own learning rate and weight decay, as in the official codes
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 
 import torch
@@ -28,21 +29,15 @@ OPTBASIS = "OPTBASIS"
 ALL_SUCCESSORS = (*SUCCESSORS, OPTBASIS)
 
 
-def make_filter(model: str, channels: int, p: dict) -> PolynomialFilter:
-    """``model``'s filter over ``channels`` channels, from the config's ``net_params``."""
-    K = p["poly_order"]
-    if model == "GPRGNN":
-        return GPRGNNProp(K, p["gpr_alpha"])
-    if model == "BERNNET":
-        return BernNetProp(K)
-    if model == "CHEBNETII":
-        return ChebNetIIProp(K)
-    if model == "JACOBICONV":
-        return JacobiConvProp(channels, K, p["jacobi_a"], p["jacobi_b"], p["jacobi_alpha"])
-    if model == OPTBASIS:
-        return OptBasisProp(channels, K)
-    raise ValueError(f"unknown polynomial-filter model {model!r}; expected one of "
-                     f"{ALL_SUCCESSORS}")
+#: Each successor's filter over ``c`` channels, from the config's ``net_params`` ``p``.
+FILTERS: dict[str, Callable[[int, dict], PolynomialFilter]] = {
+    "GPRGNN": lambda c, p: GPRGNNProp(p["poly_order"], p["gpr_alpha"]),
+    "BERNNET": lambda c, p: BernNetProp(p["poly_order"]),
+    "CHEBNETII": lambda c, p: ChebNetIIProp(p["poly_order"]),
+    "JACOBICONV": lambda c, p: JacobiConvProp(c, p["poly_order"], p["jacobi_a"], p["jacobi_b"],
+                                              p["jacobi_alpha"]),
+    OPTBASIS: lambda c, p: OptBasisProp(c, p["poly_order"]),
+}
 
 
 class DecoupledNet(nn.Module):
@@ -63,7 +58,7 @@ class DecoupledNet(nn.Module):
         dims = [io.in_dim] + [p["hidden_dim"]] * (p["L"] - 1) + [io.num_classes]
         self.mlp = LinearChain(dims, p["dropout"])
         self.prop_dropout = nn.Dropout(p["dprate"])
-        self.filter = make_filter(model, io.num_classes, p)
+        self.filter = FILTERS[model](io.num_classes, p)
 
     def forward(self, g: Graph, h: torch.Tensor,
                 snorm_n: torch.Tensor | None = None) -> torch.Tensor:
@@ -96,7 +91,7 @@ class OptBasisNet(nn.Module):
 def filter_layer(model: str, in_dim: int, out_dim: int, p: dict,
                  output_layer: bool) -> PolyFilterLayer:
     """One graph-level layer of ``model`` for :func:`~nets.gnn_net.stack_net`."""
-    return PolyFilterLayer(make_filter(model, out_dim, p), in_dim, out_dim,
+    return PolyFilterLayer(FILTERS[model](out_dim, p), in_dim, out_dim,
                            activation=None if output_layer else torch.relu,
                            dropout=p["dropout"], dprate=p["dprate"], **post_args(p))
 
