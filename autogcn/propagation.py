@@ -28,7 +28,7 @@ from torch import Tensor
 
 from autogcn.graph import Graph, can_read_values
 from autogcn.inputs import to_graph
-from autogcn.sparse import CSRParts, csr_matrix, sparse_product
+from autogcn.sparse import CSRParts, sparse_product
 
 SOURCE_DEGREES = ("in", "out")
 ORDERS = ("auto", "propagate", "project")
@@ -93,10 +93,6 @@ class Adjacency:
             self._matrices[dtype] = (_csr_parts(in_ptr, in_idx, values),
                                      _csr_parts(out_ptr, out_idx, values_t))
         return self._matrices[dtype]
-
-    def matrices(self, dtype: torch.dtype) -> tuple[Tensor, Tensor]:
-        """``(M, Mᵀ)`` as CSR tensors of ``dtype``."""
-        return tuple(csr_matrix(*p, self.num_nodes) for p in self.parts(dtype))
 
     def __call__(self, x: Tensor) -> Tensor:
         """``M x`` for ``x`` of shape ``(N, ...)``, differentiable in ``x``."""

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from autogcn.propagation import normalized_adjacency
+from autogcn.sparse import csr_matrix
 from layers.autogcn_layer import AutoGCNConv, AutoGCNLayer
 from tests.conftest import real_data_dir
 from tests.helpers import rand_graph, run_in_own_group
@@ -82,7 +83,7 @@ def dense_operator(edge_index: torch.Tensor, n: int, weight: torch.Tensor | None
     from autogcn.graph import Graph
 
     op = normalized_adjacency(Graph.from_edge_index(edge_index, n), edge_weight=weight)
-    return op.matrices(torch.float64)[0].to_dense()
+    return csr_matrix(*op.parts(torch.float64)[0], n).to_dense()
 
 
 def pyg_operator(edge_index: torch.Tensor, n: int, weight: torch.Tensor | None) -> torch.Tensor:
