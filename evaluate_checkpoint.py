@@ -46,10 +46,8 @@ def evaluate_checkpoint(path: str, data_overrides: dict, use_gpu: bool = False) 
     check_device(device)
     model = model_from_checkpoint(ckpt, io).to(device)
     loop = make_loop(ckpt.get("run", 0), ckpt["seed"], device)
-    results = {}
-    for split in ("train", "val", "test"):
-        out = loop.evaluate(model, split)
-        results[split] = None if out is None else {"loss": out[0], **out[1]}
+    results = {split: None if out is None else {"loss": out[0], **out[1]}
+               for split, out in loop.evaluate_splits(model, ["train", "val", "test"]).items()}
     return {"model": cfg["model"], "dataset": cfg["dataset"], "epoch": ckpt.get("epoch"),
             "seed": ckpt["seed"], "metrics": results}
 

@@ -190,11 +190,8 @@ class GraphDataset:
         return {"train": self.train, "val": self.val, "test": self.test}
 
     def with_self_loops(self) -> GraphDataset:
-        def add(split: GraphSplit | None) -> GraphSplit | None:
-            return split.with_self_loops() if split is not None else None
-
-        return replace(self, train=add(self.train), val=add(self.val), test=add(self.test),
-                       info=dict(self.info))
+        return replace(self, **{name: split.with_self_loops() if split is not None else None
+                                for name, split in self.splits().items()}, info=dict(self.info))
 
 
 def graph_size_norm(g: Graph) -> torch.Tensor:

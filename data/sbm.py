@@ -448,8 +448,7 @@ def _generated(cfg: SBMConfig, root: Path, max_graphs: int | None, seed: int,
     assert splits is not None
     for s, split in splits.items():
         _check_values(cfg, split, str(files.files[s]))
-    stats = {s: sbm_statistics(sp) for s, sp in splits.items()}
-    info = {
+    return _dataset(cfg, cfg.dirname, splits, {
         "source": "generate",
         "path": str(root),
         "seed": seed,
@@ -457,11 +456,16 @@ def _generated(cfg: SBMConfig, root: Path, max_graphs: int | None, seed: int,
         "params": meta["params"],
         "file_max_graphs": meta["max_graphs"],
         "generation_seconds": meta.get("generation_seconds"),
-        "statistics": stats,
         "published": PUBLISHED.get(cfg.name),
-    }
-    return GraphDataset(cfg.dirname, splits["train"], splits["val"], splits["test"],
-                        cfg.vocab_size, cfg.num_classes, 1, info)
+    })
+
+
+def _dataset(cfg: SBMConfig, name: str, splits: dict[str, GraphSplit],
+             info: dict) -> GraphDataset:
+    """The :class:`GraphDataset` of checked ``splits``, their statistics added to ``info``."""
+    info["statistics"] = {s: sbm_statistics(split) for s, split in splits.items()}
+    return GraphDataset(name, splits["train"], splits["val"], splits["test"], cfg.vocab_size,
+                        cfg.num_classes, 1, info)
 
 
 def _check_values(cfg: SBMConfig, split: GraphSplit, where: str) -> None:
@@ -522,10 +526,7 @@ def _downloaded(cfg: SBMConfig, source: str, data_dir: Path, max_graphs: int | N
                 "feat": feat.reshape(-1).long(), "label": label.reshape(-1).long()}))
         splits[split] = _to_split(graphs)
         _check_values(cfg, splits[split], f"{source} {cfg.name} {split} split")
-    stats = {s: sbm_statistics(sp) for s, sp in splits.items()}
-    info = {"source": source, "path": str(path), "statistics": stats}
-    return GraphDataset(cfg.name, splits["train"], splits["val"], splits["test"],
-                        cfg.vocab_size, cfg.num_classes, 1, info)
+    return _dataset(cfg, cfg.name, splits, {"source": source, "path": str(path)})
 
 
 if __name__ == "__main__":  # it printed statistics once; scripts/diagnose.py does that now

@@ -1,7 +1,7 @@
 """Epoch loops: mini-batches of graphs (SBM, ZINC, superpixels) and one graph full-batch, with
-the same calls: ``train_epoch``, ``evaluate`` and ``evaluate_splits`` return ``(loss, metrics)``
-per split (``None`` for a split the data lacks); ``close()`` ends loader workers. Between
-batches they call :func:`train.interrupts.check`. GPU feeding: docs/performance.md.
+the same calls: ``train_epoch`` and ``evaluate_splits`` return ``(loss, metrics)`` per split
+(``None`` for a split the data lacks); ``close()`` ends loader workers. Between batches they
+call :func:`train.interrupts.check`. GPU feeding: docs/performance.md.
 """
 
 from __future__ import annotations
@@ -151,9 +151,6 @@ class FullGraph:
         loss.backward()
         optimizer.step()
         return float(loss.detach()), _metrics(self.task, scores.detach(), self.labels[idx])
-
-    def evaluate(self, model: nn.Module, split: str) -> tuple[float, dict[str, float]] | None:
-        return self.evaluate_splits(model, [split])[split]
 
     def close(self) -> None:
         """Nothing to end: one graph needs no loader processes."""
