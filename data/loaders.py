@@ -90,8 +90,6 @@ def load_graph_dataset(dataset: str, data_cfg: dict[str, Any],
 
 def _load_graph_dataset(dataset: str, data_cfg: dict[str, Any],
                         write_data: bool) -> GraphDataset:
-    if dataset not in GRAPH_SOURCES:
-        raise DataError(f"unknown graph dataset {dataset!r}; valid: {', '.join(GRAPH_SOURCES)}")
     data_dir = data_cfg.get("data_dir") or default_data_dir(dataset)
     source = resolve_data_source(dataset, data_cfg.get("data_source"))
     max_graphs = data_cfg.get("max_graphs")

@@ -165,16 +165,12 @@ def _downloaded(source: str, folder: Path, max_graphs: int | None) -> dict[str, 
 
 def zinc_statistics(ds: GraphDataset) -> dict:
     """Per split: graphs, mean nodes, mean directed edges, target mean and std."""
-    out = {}
-    for name, split in ds.splits().items():
-        if split is None:
-            continue
-        stats = split.stats()
+    def stats(split: GraphSplit) -> dict:
         y = torch.cat([t.reshape(-1) for t in split.labels]) if len(split) else torch.zeros(0)
-        stats["target_mean"] = float(y.mean()) if y.numel() else 0.0
-        stats["target_std"] = float(y.std()) if y.numel() > 1 else 0.0
-        out[name] = stats
-    return out
+        return {**split.stats(), "target_mean": float(y.mean()) if y.numel() else 0.0,
+                "target_std": float(y.std()) if y.numel() > 1 else 0.0}
+
+    return {name: stats(split) for name, split in ds.splits().items() if split is not None}
 
 
 def load_zinc(data_dir: str | os.PathLike, max_graphs: int | None = None,

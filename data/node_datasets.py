@@ -157,13 +157,12 @@ def check_fixed_splits(splits: Sequence[Split], num_nodes: int, where: str,
                        labels: Tensor | None = None) -> None:
     """Every published split: node ids in range, train/val/test disjoint, a non-empty training
     part, and (given ``labels``) only labelled nodes. DataError naming the split and the node."""
-    n = num_nodes
     for r, split in enumerate(splits):
         for name, idx in zip(SPLITS, split, strict=True):
-            check_range(idx, 0, n, where, "node id", item=f"split {r}'s {name} entry")
+            check_range(idx, 0, num_nodes, where, "node id", item=f"split {r}'s {name} entry")
         if split[0].numel() == 0:
             raise DataError(f"{where}: fixed split {r} has no training nodes")
-        owner = torch.full((n,), -1, dtype=torch.int64)
+        owner = torch.full((num_nodes,), -1, dtype=torch.int64)
         for k, idx in enumerate(split):
             clash = (owner[idx] >= 0).nonzero()
             if clash.numel():

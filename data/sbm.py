@@ -51,7 +51,6 @@ PUBLISHED = {
     "SBM_CLUSTER": "117.2 nodes, 4302 edges",
 }
 
-_SPLIT_IDS = {"train": 0, "val": 1, "test": 2}
 _INSTANCE_STREAM = 3  # the "split id" slot used for PATTERN instances; never a real split
 
 
@@ -173,7 +172,7 @@ def pattern_instance(cfg: SBMConfig, seed: int, k: int) -> tuple[np.ndarray, np.
 
 def generate_sbm_sample(cfg: SBMConfig, seed: int, split: str, index: int) -> SBMSample:
     """Graph ``index`` of ``split``, drawn from its own RNG (so prefixes are consistent)."""
-    rng = np.random.default_rng([seed, cfg.stream, _SPLIT_IDS[split], index])
+    rng = np.random.default_rng([seed, cfg.stream, SPLITS.index(split), index])
     k_comm = cfg.n_communities
     sizes = rng.integers(cfg.size_min, cfg.size_max, size=k_comm)
     block = np.repeat(np.arange(k_comm, dtype=np.int64), sizes)
@@ -241,9 +240,9 @@ def generate_sbm_split(name: str, split: str, n: int | None = None, seed: int = 
                        variant: str | None = None, progress: bool = False) -> GraphSplit:
     """The first ``n`` graphs (all when None) of ``split``, generated in memory, not saved."""
     cfg = sbm_config(name, variant)
-    if split not in _SPLIT_IDS:
+    if split not in SPLITS:
         raise ValueError(f"unknown split {split!r}; valid: {', '.join(SPLITS)}")
-    size = cfg.split_sizes[_SPLIT_IDS[split]]
+    size = cfg.split_sizes[SPLITS.index(split)]
     n = size if n is None else min(n, size)
     with closing(_generate(cfg, _check_seed(seed), split, n, progress)) as samples:
         return _to_split([Graph(torch.from_numpy(s.src), torch.from_numpy(s.dst), s.num_nodes,
