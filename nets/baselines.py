@@ -129,9 +129,7 @@ def gin_net(io: NetIO, p: dict) -> nn.Module:
         return GINNet(io, p)
     hidden, n_layers = p["hidden_dim"], p["L"]
     release = p["gin_release_forward"]
-    run_output_layer = p["gin_output_layer"]
-    if run_output_layer is None:
-        run_output_layer = not release
+    run_output_layer = not release if p["gin_output_layer"] is None else p["gin_output_layer"]
     if not run_output_layer and hidden < io.num_classes:
         raise ValueError(f"the release's GIN forward scores classes with the hidden_dim {hidden} "
                          f"outputs; it needs hidden_dim >= the {io.num_classes} classes")

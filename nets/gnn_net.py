@@ -44,11 +44,7 @@ LayerFactory = Callable[[int, int, dict, bool], nn.Module]
 
 def make_encoder(kind: str, in_dim: int, hidden_dim: int) -> nn.Module:
     """``Embedding`` for integer node features (SBM, ZINC), ``Linear`` for float ones."""
-    if kind == "embedding":
-        return nn.Embedding(in_dim, hidden_dim)
-    if kind == "linear":
-        return nn.Linear(in_dim, hidden_dim)
-    raise ValueError(f"unknown encoder kind {kind!r}")
+    return {"embedding": nn.Embedding, "linear": nn.Linear}[kind](in_dim, hidden_dim)
 
 
 def feature_dropout(drop: nn.Dropout, x: torch.Tensor) -> torch.Tensor:
