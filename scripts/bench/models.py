@@ -19,7 +19,7 @@ from train.loop import GraphBatches
 from train.tasks import Task
 
 MODELS = ["GCN", "MLP", "GraphSage", "GAT", "MoNet", "GIN", "ChebNet", "SGC", "APGCN", "AUTOGCN",
-          "GPRGNN", "BERNNET", "CHEBNETII", "JACOBICONV"]
+          "GPRGNN", "BERNNET", "CHEBNETII", "JACOBICONV", "OPTBASIS"]
 DATASETS = ("SBM_CLUSTER", "ZINC")
 SPLITS = {"SBM_CLUSTER": "train", "ZINC": "val"}  # the graphs timed
 WIDTH = 10  # characters per column of the table
