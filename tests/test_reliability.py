@@ -831,7 +831,11 @@ ENTRY_POINTS = sorted(ROOT.glob("main_*.py")) + [ROOT / "evaluate_checkpoint.py"
 
 @pytest.mark.parametrize("signum, word", [(signal.SIGINT, "interrupted"),
                                           (signal.SIGTERM, "terminated")])
-def test_a_signal_while_the_libraries_load_is_one_line(signum, word, capsys):
+def test_a_signal_while_the_libraries_load_is_one_line(signum, word, capsys, request):
+    # Python's own SIGINT handler, as in a script started from a terminal: a shell's background
+    # job inherits SIGINT ignored, and the signal would then do nothing here.
+    saved = signal.signal(signal.SIGINT, signal.default_int_handler)
+    request.addfinalizer(lambda: signal.signal(signal.SIGINT, saved))
     previous = signal.getsignal(signal.SIGTERM)
     with pytest.raises(SystemExit) as stop:
         with interrupts.startup("stopped before training started"):
