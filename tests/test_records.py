@@ -508,6 +508,21 @@ def _rows(section: str) -> dict[tuple[str, ...], list[str]]:
     return rows
 
 
+@pytest.mark.parametrize("machines, line", [
+    (["CPU: X, 2 threads; two to three runs at a time, shared",
+      "CPU: X, 2 threads; three to five runs at a time, shared",
+      "CPU: X, 2 threads; two to three runs at a time, shared"],
+     "CPU: X, 2 threads; two to three / three to five runs at a time, shared (by cell; each "
+     "record states its own)"),
+    (["GPU: H100", "CPU: X"], "GPU: H100 | CPU: X"),
+    (["CPU: X, 2 threads", "CPU: X, 2 threads, shared"],
+     "CPU: X, 2 threads / 2 threads, shared (by cell; each record states its own)"),
+    (["CPU: X", "CPU: X, shared"], "CPU: X | CPU: X, shared"),
+    (["GPU: H200"], "GPU: H200")])
+def test_a_table_s_machines_are_named_once_with_what_differs_between_its_records(machines, line):
+    assert report.machine_text(machines) == line
+
+
 def test_a_cell_measured_in_both_setups_has_a_row_and_a_counts_line_for_each(tmp_path):
     out, into = tmp_path / "out", tmp_path / "results"
     fake_cell(out, "node", "GIN", "PUBMED", PUBMED, [0.871] * 5)

@@ -112,6 +112,24 @@ def split_text(cfg: dict) -> str:
     return f"{data.get('split', 'random')} {shares} split per seed, {edges}"
 
 
+def machine_text(machines: list[str]) -> str:
+    """The machines of a table's records, their shared words said once: ``CPU: X, two / three
+    runs at a time`` for records that differ only in the load they ran under."""
+    if len(machines) == 1:
+        return machines[0]
+    words = [m.split(" ") for m in machines]
+    head = len(os.path.commonprefix(words))
+    while head and not words[0][head - 1].endswith((",", ";")):  # whole clauses only
+        head -= 1
+    tail = len(os.path.commonprefix([w[head:][::-1] for w in words]))
+    middles = list(dict.fromkeys(" ".join(w[head:len(w) - tail]) for w in words))
+    if head + tail == 0 or "" in middles:
+        return " | ".join(machines)
+    first = words[0]
+    parts = [" ".join(first[:head]), " / ".join(middles), " ".join(first[len(first) - tail:])]
+    return " ".join(part for part in parts if part) + " (by cell; each record states its own)"
+
+
 def _protocol_lines(table: Table, comps: list[Comparison], two: bool) -> list[str]:
     """Split and edges per dataset and setup (``two``: the table has two), seeds, std and
     machines of one table."""
@@ -132,7 +150,7 @@ def _protocol_lines(table: Table, comps: list[Comparison], two: bool) -> list[st
         machines = dict.fromkeys(str(c.record["machine"]) for c in measured)
         lines += [f"- Seeds: {', '.join(map(str, seeds))} (a cell with n < {EXPECTED_RUNS} ran "
                   "the first n); ours is their mean ± std with ddof 0.",
-                  "- Machine: " + " | ".join(machines) + "."]
+                  f"- Machine: {machine_text(list(machines))}."]
     evaluated = [c for c in measured if c.record.get("evaluations")]
     if evaluated:
         ev = evaluated[0].record["evaluations"][0]
