@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# One GPU call of at most 9 minutes (a lent H100/H200): the GPU check, the benchmark, then the
-# full-protocol ZINC runs of AutoGCN and GCN (the graph table's cells AUTOGCN_ZINC and
-# GCN_ZINC, both at once on the GPU) until the call's deadline, when they save their state
-# and stop; the next call continues them where they stopped (the sweep resumes
-# unfinished cells). Results: the same records as CPU runs, in OUT_ROOT/graph/<cell>/.
+# One GPU call of at most 9 minutes (a lent H100/H200): the GPU check, the benchmark, then
+# full-protocol ZINC cells of the graph table (ZINC_CELLS, all at once on the GPU) until the
+# call's deadline, when they save their state and stop; the next call, or a CPU, continues them
+# where they stopped (the sweep resumes unfinished cells; each run's record names the devices it
+# ran on). Results: the same records as CPU runs, in OUT_ROOT/graph/<cell>/.
 #
 #   bash scripts/gpu_session.sh             (from anywhere; paths are the project's)
 #
 # Environment: ZINC_DIR (the ZINC pickles; default datasets/ZINC), OUT_ROOT (default
 # out/reproduce), BUDGET_S (the whole call in seconds, default 540, at least 65), PYTHON (default
-# .venv/bin/python).
+# .venv/bin/python), ZINC_CELLS (cell ids, space-separated; default "AUTOGCN_ZINC GCN_ZINC").
 # The check and the benchmark run in the first call only (their output is kept in
 # OUT_ROOT/gpu_session/); delete that folder to run them again.
 # Bad input (checked first, GPU or not): one line, exit 2. Without a CUDA GPU: one SKIP line,
@@ -39,6 +39,13 @@ cuda=$("$python" -c "import torch; print(int(torch.cuda.is_available()))" 2>/dev
 zinc="${ZINC_DIR:-datasets/ZINC}"
 [ -f "$zinc/train.pickle" ] || bad "no ZINC pickles in '$zinc' (set ZINC_DIR)"
 out="${OUT_ROOT:-out/reproduce}"
+cells="${ZINC_CELLS:-AUTOGCN_ZINC GCN_ZINC}"
+zinc_ids=" MLP_ZINC GIN_ZINC GraphSage_ZINC GAT_ZINC MoNet_ZINC ChebNet_ZINC GCN_ZINC SGC_ZINC APGCN_ZINC AUTOGCN_ZINC "
+[ -n "${cells// /}" ] || bad "ZINC_CELLS is empty: name graph-table ZINC cells, e.g. 'GIN_ZINC GAT_ZINC'"
+for cell in $cells; do
+    [[ "$zinc_ids" == *" $cell "* ]] || bad "ZINC_CELLS: '$cell' is no ZINC cell of the graph table" \
+        "(one of:$zinc_ids)"
+done
 parent="$out"
 while [ ! -e "$parent" ]; do parent="$(dirname "$parent")"; done
 [ -d "$parent" ] || bad "OUT_ROOT=$out: $parent is a file, not a folder"
@@ -80,13 +87,17 @@ t=$(left)
 if [ "$t" -lt 60 ]; then
     echo "SKIP zinc_runs no time left in this call (${t}s)"
 else
-    echo "== zinc_runs AUTOGCN_ZINC and GCN_ZINC until ${t}s from now"
-    for cell in 0 2; do  # --only GCN_ZINC lists GCN_ZINC (0), APGCN_ZINC (1), AUTOGCN_ZINC (2)
-        timeout -s TERM -k 25 "$t" "$python" -m scripts.sweep graph --gpus 0 --only GCN_ZINC \
-            --cell "$cell" --out_root "$out" --data_dir "ZINC=$zinc" &
+    echo "== zinc_runs" $cells "until ${t}s from now"
+    for cell in $cells; do  # --only matches substrings: --cell picks the exact id from its list
+        index=$("$python" -m scripts.sweep graph --only "$cell" --list --out_root "$out" |
+            awk -v id="$cell" '$2 == id {print $1}')
+        timeout -s TERM -k 25 "$t" "$python" -m scripts.sweep graph --gpus 0 --only "$cell" \
+            --cell "$index" --out_root "$out" --data_dir "ZINC=$zinc" &
     done
     wait
 fi
 echo "== state after $(( $(date +%s) - start ))s (rerun this script to continue):"
-"$python" -m scripts.sweep graph --only GCN_ZINC --list --out_root "$out" | grep -v APGCN
+for cell in $cells; do
+    "$python" -m scripts.sweep graph --only "$cell" --list --out_root "$out" | awk -v id="$cell" '$2 == id'
+done
 exit 0

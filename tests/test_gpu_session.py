@@ -49,6 +49,9 @@ BAD_INPUTS = {
     "zinc without pickles": ({"ZINC_DIR": "{tmp}"}, "no ZINC pickles"),
     "out_root a file": ({"OUT_ROOT": "{tmp}/afile"}, "is a file, not a folder"),
     "out_root under a file": ({"OUT_ROOT": "{tmp}/afile/out"}, "is a file, not a folder"),
+    "cells empty": ({"ZINC_CELLS": "  "}, "ZINC_CELLS is empty"),
+    "cell not of ZINC": ({"ZINC_CELLS": "GIN_ZINC GIN_MNIST"}, "'GIN_MNIST' is no ZINC cell"),
+    "cell a substring": ({"ZINC_CELLS": "GCN"}, "'GCN' is no ZINC cell"),
 }
 
 

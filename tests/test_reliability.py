@@ -34,7 +34,7 @@ from scripts import sweep
 from scripts.report.cells import cell_result
 from tests.data_writers import molecule, write_mnist, write_tiny_zinc, write_zinc
 from train import interrupts
-from train.errors import UsageError
+from train.errors import ConfigError, UsageError
 from train.run_folder import RunFolder, check_out_dir, refresh_status
 from train.tasks import SBM, SUPERPIXELS, ZINC
 
@@ -891,3 +891,18 @@ def test_train_log_closes_quietly_on_a_full_disk(tmp_path):
     handler.stream.close()
     handler.stream = Full()
     handler.close()  # raises nothing
+
+
+def test_without_tensorboardx_the_writer_is_torchs_or_one_line_names_the_package(monkeypatch):
+    """A machine with tensorboard but no tensorboardX (the lent GPU machines) logs through
+    torch's writer; with neither, the error names tensorboardX."""
+    import types
+
+    monkeypatch.setitem(sys.modules, "tensorboardX", None)  # import fails, as if not installed
+    monkeypatch.setitem(sys.modules, "torch.utils.tensorboard", None)
+    with pytest.raises(ConfigError, match="needs tensorboardX"):
+        runner.summary_writer_class()
+    torch_writer = types.ModuleType("torch.utils.tensorboard")
+    torch_writer.SummaryWriter = type("SummaryWriter", (), {})
+    monkeypatch.setitem(sys.modules, "torch.utils.tensorboard", torch_writer)
+    assert runner.summary_writer_class() is torch_writer.SummaryWriter

@@ -362,3 +362,26 @@ def test_an_empty_resume_path_is_refused_not_a_fresh_run(tmp_path, capsys):
     """``--resume "$RUN"`` with the variable unset must not start a fresh default run."""
     _refused(capsys, "zinc", ["--resume", "", "--out_dir", str(tmp_path)], "--resume: empty path")
     assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("before", ["cuda:0", None])
+def test_a_run_continued_on_another_device_names_both_in_its_record(before, data, tmp_path,
+                                                                    monkeypatch):
+    """A GPU call's state continued on the CPU: the seed's record says which epochs ran where
+    (epoch 0 and 1 ran before the stop). A state saved before devices were recorded (None)
+    resumes, its seed named by the device that finished it."""
+    from train.checkpoint import load_state, state_bytes
+
+    run_dir = _interrupted_in_process("zinc", data, tmp_path / "out", monkeypatch)
+    state = load_state(run_dir / STATE_FILE)
+    assert state["devices"] == [["cpu", 0]]
+    if before is None:
+        del state["devices"]
+    else:
+        state["devices"] = [[before, 0]]
+    (run_dir / STATE_FILE).write_bytes(state_bytes(state))
+    assert runner.main(ZINC, ["--resume", str(run_dir)]) == 0
+    first, second = json.loads((run_dir / "results.json").read_text())["runs"]
+    assert first["device"] == ("cuda:0 (epochs 0-1), then cpu (from epoch 2)" if before
+                               else "cpu")
+    assert second["device"] == "cpu"

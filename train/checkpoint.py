@@ -194,3 +194,18 @@ class Progress:
     elapsed_s: float = 0.0
     stop_reason: str | None = None  # set once the run has decided to stop (early stop, min_lr)
     scalars: list[dict[str, float]] = field(default_factory=list)  # tensorboard's, per epoch
+    # [device, first epoch] per stretch of epochs on one device: a run resumed elsewhere (a GPU
+    # call's state continued on a CPU) says so in its record
+    devices: list[list] = field(default_factory=list)
+
+    def on_device(self, device: str, epoch: int) -> None:
+        if not self.devices or self.devices[-1][0] != device:
+            self.devices.append([device, epoch])
+
+    def device_text(self) -> str:
+        """``cpu``, or ``cuda:0 (epochs 0-41), then cpu (from epoch 42)``."""
+        if len(self.devices) == 1:
+            return self.devices[0][0]
+        parts = [f"{dev} (epochs {first}-{nxt[1] - 1})"
+                 for (dev, first), nxt in zip(self.devices, self.devices[1:])]
+        return ", then ".join([*parts, f"{self.devices[-1][0]} (from epoch {self.devices[-1][1]})"])

@@ -413,7 +413,9 @@ class _Seed:
         self.stopping.load_state_dict(state["stopping"])
         self.loop.start_workers()
         set_rng_state(state["rng"], self.loop.generator)
-        self.progress = Progress(**{f.name: state[f.name] for f in fields(Progress)})
+        # states saved before runs recorded their devices lack "devices"
+        self.progress = Progress(**{f.name: state[f.name] for f in fields(Progress)
+                                    if f.name in state or f.name != "devices"})
         if self.progress.best_state is not None:
             self.progress.best_state = {k: v.to(self.exp.device)
                                         for k, v in self.progress.best_state.items()}
@@ -429,6 +431,7 @@ class _Seed:
     def epoch(self, epoch: int, bar) -> bool:
         """Train and evaluate ``epoch``, keep what it leaves; whether the seed stops here."""
         task, params, progress = self.exp.task, self.exp.cfg["params"], self.progress
+        progress.on_device(str(self.exp.device), epoch)
         t0 = time.perf_counter()
         train_loss, train_metrics = _train_epoch(self.loop, self.model, self.optimizer)
         evaluated = self.loop.evaluate_splits(self.model, ["val", "test"])
@@ -482,6 +485,7 @@ class _Seed:
                "s_per_epoch": float(np.mean(done.epoch_times)),
                "total_time_s": time.perf_counter() - self.start, "final": final,
                "peak_memory_mb": _peak_memory_mb(self.exp.device),
+               "device": done.device_text() if done.devices else str(self.exp.device),
                "checkpoint": self.checkpoint.name, "compiled": compilation.is_compiled(self.model),
                "compile_warmup_s": self.warm_up.seconds}
         if state is not None:
@@ -557,12 +561,17 @@ def _train_epoch(loop, model: torch.nn.Module, optimizer: torch.optim.Optimizer)
 
 @functools.lru_cache(maxsize=1)
 def summary_writer_class() -> type:
-    """tensorboardX's writer (imported on first use, checked before anything is written)."""
+    """tensorboardX's writer, else torch's own where the tensorboard package is installed (the
+    lent GPU machines have only that; both write the same event files). Imported on first use,
+    checked before anything is written."""
     try:
         from tensorboardX import SummaryWriter
     except ImportError:
-        raise ConfigError("tensorboard logging needs tensorboardX (pip install tensorboardX; "
-                          "requirements.txt has it)") from None
+        try:
+            from torch.utils.tensorboard import SummaryWriter
+        except ImportError:
+            raise ConfigError("tensorboard logging needs tensorboardX (pip install tensorboardX; "
+                              "requirements.txt has it)") from None
     return SummaryWriter
 
 
