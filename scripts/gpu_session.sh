@@ -87,17 +87,20 @@ t=$(left)
 if [ "$t" -lt 60 ]; then
     echo "SKIP zinc_runs no time left in this call (${t}s)"
 else
+    # One listing for all (each start of Python costs seconds): --only matches substrings, so
+    # each cell's --cell index is its exact id's row; all start together and stop together.
+    only=$(echo $cells | tr ' ' ',')
+    listing=$("$python" -m scripts.sweep graph --only "$only" --list --out_root "$out")
+    t=$(left)
     echo "== zinc_runs" $cells "until ${t}s from now"
-    for cell in $cells; do  # --only matches substrings: --cell picks the exact id from its list
-        index=$("$python" -m scripts.sweep graph --only "$cell" --list --out_root "$out" |
-            awk -v id="$cell" '$2 == id {print $1}')
-        timeout -s TERM -k 25 "$t" "$python" -m scripts.sweep graph --gpus 0 --only "$cell" \
+    for cell in $cells; do
+        index=$(awk -v id="$cell" '$2 == id {print $1}' <<< "$listing")
+        timeout -s TERM -k 25 "$t" "$python" -m scripts.sweep graph --gpus 0 --only "$only" \
             --cell "$index" --out_root "$out" --data_dir "ZINC=$zinc" &
     done
     wait
 fi
 echo "== state after $(( $(date +%s) - start ))s (rerun this script to continue):"
-for cell in $cells; do
-    "$python" -m scripts.sweep graph --only "$cell" --list --out_root "$out" | awk -v id="$cell" '$2 == id'
-done
+"$python" -m scripts.sweep graph --only "$(echo $cells | tr ' ' ',')" --list --out_root "$out" |
+    awk -v ids=" $cells " 'index(ids, " " $2 " ")'
 exit 0

@@ -26,13 +26,14 @@ from train.errors import ConfigError, UsageError
 # What a full disk under a run folder tells the user to do (data.files.write_error).
 OUT_DIR_REMEDY = "free some space there or give another --out_dir"
 #: Config keys that may differ between a run and its continuation: where files are, which
-#: device, how many processes collate or build data. Nothing else changes a result.
-RESUME_FREE = ("out_dir", "gpu", "data.data_dir", "data.cache_dir", "data.workers",
-               "data.loader_workers")
+#: device, how many processes collate or build data, and compiling, which like the device
+#: changes how a result is computed, not what (float32 rounding, docs/performance.md); a run
+#: started on a GPU, compiled, may go on eagerly on a CPU. Nothing else changes a result.
+RESUME_FREE = ("out_dir", "gpu", "params.compile", "data.data_dir", "data.cache_dir",
+               "data.workers", "data.loader_workers")
 #: For a table's cell also the number of seeds (compared on its own: more than asked is still
-#: complete, fewer is partial) and compiling, which changes how a result is computed, not what
-#: (float32 rounding, docs/performance.md).
-CELL_FREE = RESUME_FREE + ("params.runs", "params.compile")
+#: complete, fewer is partial).
+CELL_FREE = RESUME_FREE + ("params.runs",)
 #: Statuses of a run that a rerun continues (``--resume``) rather than starts anew.
 RESUMABLE = ("interrupted", "killed", "failed")
 RESULTS = "results.json"
