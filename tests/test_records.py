@@ -98,6 +98,24 @@ def test_a_complete_cell_becomes_a_record_with_its_config_s_parameter_count(tmp_
     assert str(tmp_path) not in text and "somehost" not in text and '"pid"' not in text
 
 
+def test_seeds_run_on_several_devices_keep_theirs_and_need_a_machine_named(tmp_path, capsys):
+    """A GPU call's seeds continued on a CPU: this machine's description would fit only some,
+    so collect asks for --machine; each seed's device stays in the record."""
+    folder = fake_cell(tmp_path / "out", "node", "GCN", "PUBMED", PUBMED, [0.86, 0.87])
+    data = json.loads((folder / "results.json").read_text())
+    data["runs"][0]["device"] = "cuda:0"
+    data["runs"][1]["device"] = "cuda:0 (epochs 0-49), then cpu (from epoch 50)"
+    (folder / "results.json").write_text(json.dumps(data))
+    into = tmp_path / "results"
+    assert rec.collect_records(tmp_path / "out", ["node"], into, commit="abc1234", runs=2,
+                               log=print) == 1
+    assert "ran on several devices" in capsys.readouterr().err and not into.exists()
+    collect(tmp_path / "out", into, commit="abc1234", runs=2, machine="GPU: H200, then CPU: x")
+    record = json.loads((into / "node" / "GCN_PUBMED.json").read_text())
+    assert [r["device"] for r in record["runs"]] == [r["device"] for r in data["runs"]]
+    assert record["machine"] == "GPU: H200, then CPU: x"
+
+
 def test_collecting_again_changes_nothing_and_never_drops_seeds(tmp_path):
     out, into = tmp_path / "out", tmp_path / "results"
     fake_cell(out, "node", "GCN", "PUBMED", PUBMED, [0.86] * 5)

@@ -382,7 +382,10 @@ def test_a_run_continued_on_another_device_names_both_in_its_record(before, data
     (run_dir / STATE_FILE).write_bytes(state_bytes(state))
     # compiling is free too: the sweep continues a GPU call's "auto" run with its own setting
     assert runner.main(ZINC, ["--resume", str(run_dir), "--compile", "on"]) == 0
-    first, second = json.loads((run_dir / "results.json").read_text())["runs"]
+    record = json.loads((run_dir / "results.json").read_text())
+    first, second = record["runs"]
+    stopped = record["resumed"][-1]["before"]  # what the stopped process ran on
+    assert stopped["device"] == "cpu" and stopped["versions"]["torch"] == torch.__version__
     assert first["device"] == ("cuda:0 (epochs 0-1), then cpu (from epoch 2)" if before
                                else "cpu")
     assert second["device"] == "cpu"

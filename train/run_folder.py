@@ -127,11 +127,12 @@ class RunFolder:
                versions: dict[str, str]) -> RunFolder:
         """The folder of ``point`` continued, with a ``resumed`` entry (from where, how)."""
         data = {k: v for k, v in point.data.items() if k not in ("finished", "error")}
-        data.update(device=device, versions=versions)
         data["resumed"] = [*data.get("resumed", []), {
             "at": time.strftime("%Y-%m-%d %H:%M:%S"), "runs_finished": point.finished_runs,
             "after_epoch": point.saved_state["epoch"] if point.saved_state else None,
-            "command": command}]
+            "command": command, "before": {"device": data.get("device"),
+                                           "versions": data.get("versions")}}]
+        data.update(device=device, versions=versions)
         return cls(point.run_dir, data)
 
     def checkpoint_path(self, index: int, seed: int) -> Path:

@@ -45,7 +45,7 @@ KEPT = ("model", "dataset", "task", "num_params", "seeds", "primary_metric", "hi
         "summary", "versions", "device", "started", "finished")
 #: Fields of each run that a record keeps (the checkpoint's file name is dropped).
 RUN_KEPT = ("seed", "epochs", "best_epoch", "stop_reason", "s_per_epoch", "total_time_s", "final",
-            "compiled")
+            "compiled", "device")
 #: Numbers of each run that the summary averages besides the final metrics.
 RUN_NUMBERS = ("s_per_epoch", "epochs", "total_time_s")
 #: An absolute or home-relative path inside a text (a folder of some machine).
@@ -119,6 +119,10 @@ def describe_machine(device: str) -> str:
 def make_record(table: Table, res: CellResult, data: dict, runs: int, commit: str,
                 machine: str | None) -> dict[str, Any]:
     """The record of a cell from its chosen ``results.json`` (``data``, at ``res.path``)."""
+    devices = {r.get("device", data.get("device")) for r in data.get("runs", [])}
+    if machine is None and len(devices) > 1:  # this machine's description fits only some
+        raise RecordError(f"{res.path}: its seeds ran on several devices "
+                          f"({', '.join(sorted(map(str, devices)))}): give --machine naming each")
     return {"format": FORMAT, "table": table.name, "cell": res.cell.id,
             **{key: data[key] for key in KEPT if key in data}, "seeds_protocol": runs,
             "runs": [{k: r[k] for k in RUN_KEPT if k in r} for r in data.get("runs", [])],
