@@ -900,9 +900,14 @@ def test_without_tensorboardx_the_writer_is_torchs_or_one_line_names_the_package
 
     monkeypatch.setitem(sys.modules, "tensorboardX", None)  # import fails, as if not installed
     monkeypatch.setitem(sys.modules, "torch.utils.tensorboard", None)
-    with pytest.raises(ConfigError, match="needs tensorboardX"):
-        runner.summary_writer_class()
-    torch_writer = types.ModuleType("torch.utils.tensorboard")
-    torch_writer.SummaryWriter = type("SummaryWriter", (), {})
-    monkeypatch.setitem(sys.modules, "torch.utils.tensorboard", torch_writer)
-    assert runner.summary_writer_class() is torch_writer.SummaryWriter
+    writer = runner.summary_writer_class
+    writer.cache_clear()  # it is looked up once per process
+    try:
+        with pytest.raises(ConfigError, match="needs tensorboardX"):
+            writer()
+        torch_writer = types.ModuleType("torch.utils.tensorboard")
+        torch_writer.SummaryWriter = type("SummaryWriter", (), {})
+        monkeypatch.setitem(sys.modules, "torch.utils.tensorboard", torch_writer)
+        assert writer() is torch_writer.SummaryWriter
+    finally:
+        writer.cache_clear()  # later tests look up the real one
