@@ -526,19 +526,26 @@ def _rows(section: str) -> dict[tuple[str, ...], list[str]]:
     return rows
 
 
-@pytest.mark.parametrize("machines, line", [
-    (["CPU: X, 2 threads; two to three runs at a time, shared",
-      "CPU: X, 2 threads; three to five runs at a time, shared",
-      "CPU: X, 2 threads; two to three runs at a time, shared"],
-     "CPU: X, 2 threads; two to three / three to five runs at a time, shared (by cell; each "
-     "record states its own)"),
-    (["GPU: H100", "CPU: X"], "GPU: H100 | CPU: X"),
-    (["CPU: X, 2 threads", "CPU: X, 2 threads, shared"],
-     "CPU: X, 2 threads / 2 threads, shared (by cell; each record states its own)"),
-    (["CPU: X", "CPU: X, shared"], "CPU: X | CPU: X, shared"),
-    (["GPU: H200"], "GPU: H200")])
-def test_a_table_s_machines_are_named_once_with_what_differs_between_its_records(machines, line):
-    assert report.machine_text(machines) == line
+@pytest.mark.parametrize("machines, lines", [
+    ({"CPU: X, 2 threads; two to three runs at a time, shared": ["MLP", "GCN"],
+      "CPU: X, 2 threads; three to five runs at a time, shared": ["SGC"]},
+     ["- Machine: CPU: X, 2 threads; two to three / three to five runs at a time, shared (by "
+      "cell; each record states its own)."]),
+    ({"CPU: X, 2 threads": ["MLP"], "CPU: X, 2 threads, shared": ["GCN"]},
+     ["- Machine: CPU: X, 2 threads / 2 threads, shared (by cell; each record states its own)."]),
+    # no shared leading clause: one item per machine, naming its cells (a cell continued from
+    # a GPU on a CPU names both in one machine string)
+    ({"CPU: X; two runs at a time": ["MLP", "GCN", "MLP"],
+      "GPU: H200 for the seeds each run names; CPU: X; two runs at a time": ["ChebNet"]},
+     ["- Machine, by cell (each record states its own):",
+      "  - MLP, GCN: CPU: X; two runs at a time.",
+      "  - ChebNet: GPU: H200 for the seeds each run names; CPU: X; two runs at a time."]),
+    ({"CPU: X": ["GIN"], "CPU: X, shared": ["GAT"]},
+     ["- Machine, by cell (each record states its own):", "  - GIN: CPU: X.",
+      "  - GAT: CPU: X, shared."]),
+    ({"GPU: H200": ["GIN", "GAT"]}, ["- Machine: GPU: H200."])])
+def test_a_table_s_machines_are_named_once_with_what_differs_between_its_records(machines, lines):
+    assert report.machine_lines(machines) == lines
 
 
 def test_a_cell_measured_in_both_setups_has_a_row_and_a_counts_line_for_each(tmp_path):

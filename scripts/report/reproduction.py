@@ -112,22 +112,27 @@ def split_text(cfg: dict) -> str:
     return f"{data.get('split', 'random')} {shares} split per seed, {edges}"
 
 
-def machine_text(machines: list[str]) -> str:
-    """The machines of a table's records, their shared words said once: ``CPU: X, two / three
-    runs at a time`` for records that differ only in the load they ran under."""
+def machine_lines(machines: dict[str, list[str]]) -> list[str]:
+    """The ``- Machine`` line of a table from its records' machines, each with the cells that ran
+    on it. Records that differ only in the load they ran under share one line, their shared words
+    said once (``CPU: X, two / three runs at a time``); records on different machines get an item
+    each, naming its cells."""
     if len(machines) == 1:
-        return machines[0]
+        return [f"- Machine: {next(iter(machines))}."]
     words = [m.split(" ") for m in machines]
     head = len(os.path.commonprefix(words))
     while head and not words[0][head - 1].endswith((",", ";")):  # whole clauses only
         head -= 1
     tail = len(os.path.commonprefix([w[head:][::-1] for w in words]))
     middles = list(dict.fromkeys(" ".join(w[head:len(w) - tail]) for w in words))
-    if head + tail == 0 or "" in middles:
-        return " | ".join(machines)
-    first = words[0]
-    parts = [" ".join(first[:head]), " / ".join(middles), " ".join(first[len(first) - tail:])]
-    return " ".join(part for part in parts if part) + " (by cell; each record states its own)"
+    if head and "" not in middles:
+        first = words[0]
+        parts = [" ".join(first[:head]), " / ".join(middles), " ".join(first[len(first) - tail:])]
+        return [f"- Machine: {' '.join(p for p in parts if p)} (by cell; each record states "
+                "its own)."]
+    return ["- Machine, by cell (each record states its own):",
+            *(f"  - {', '.join(dict.fromkeys(rows))}: {machine}." for machine, rows in
+              machines.items())]
 
 
 def _protocol_lines(table: Table, comps: list[Comparison], two: bool) -> list[str]:
@@ -147,10 +152,12 @@ def _protocol_lines(table: Table, comps: list[Comparison], two: bool) -> list[st
     measured = [c for c in comps if c.record is not None]
     if measured:
         seeds = dict.fromkeys(s for c in measured for s in c.record["seeds"])
-        machines = dict.fromkeys(str(c.record["machine"]) for c in measured)
+        machines: dict[str, list[str]] = {}
+        for c in measured:
+            machines.setdefault(str(c.record["machine"]), []).append(c.cell.row)
         lines += [f"- Seeds: {', '.join(map(str, seeds))} (a cell with n < {EXPECTED_RUNS} ran "
                   "the first n); ours is their mean ± std with ddof 0.",
-                  f"- Machine: {machine_text(list(machines))}."]
+                  *machine_lines(machines)]
     evaluated = [c for c in measured if c.record.get("evaluations")]
     if evaluated:
         ev = evaluated[0].record["evaluations"][0]
