@@ -5,8 +5,8 @@ authors' release (benchmarking-gnns nets plus their SGC/APGCN/ChebNet/MoNet nets
 
 GCN, GraphSage and ChebNet are uniform layer stacks (:func:`~nets.gnn_net.stack_net`); GAT,
 MoNet and single-graph GIN are :class:`~nets.gnn_net.GNNNet` stacks of other widths; MLP, GIN
-(sum of per-layer predictions), SGC and APGCN have nets of their own. Self-loops (added by the
-runner when ``self_loop`` is true) are declared for GCN, GAT and SGC only, as in the release.
+(sum of per-layer predictions), SGC and APGCN have nets of their own. Self-loops are added by the
+runner, per task, as the release's main scripts add them (``Task.self_loop_models``).
 Single-graph features may be sparse COO (PubMed, Squirrel): ``nn.Linear`` accepts them,
 :func:`~nets.gnn_net.feature_dropout` drops their stored values, and layers that need dense
 features densify them.
@@ -310,13 +310,13 @@ class APGCNNet(nn.Module):
 register("MLP", net=MLPNet)
 # the release's citation GCN and ChebNet: output layer without activation and without dropout
 register("GCN", layer=stack_layer(GCNLayer, lambda p: {"source_degree": p["gcn_source_degree"]},
-                                  output_dropout=False), self_loops=True)
+                                  output_dropout=False))
 # GraphSage's dropout is SAGEConv's input dropout, kept on the output layer as in the release
 register("GraphSage", layer=stack_layer(GraphSageLayer,
                                         lambda p: {"aggregator": p["sage_aggregator"]}))
-register("GAT", net=gat_net, self_loops=True)
+register("GAT", net=gat_net)
 register("MoNet", net=monet_net)
 register("GIN", net=gin_net)
 register("ChebNet", layer=stack_layer(ChebLayer, output_dropout=False))
-register("SGC", net=SGCNet, self_loops=True)
+register("SGC", net=SGCNet)
 register("APGCN", net=APGCNNet)

@@ -22,19 +22,17 @@ NetBuilder = Callable[[NetIO, dict], nn.Module]
 class ModelSpec:
     name: str
     build: NetBuilder
-    # Self-loops are added (when net_params.self_loop is true) only for models that use them.
-    self_loops: bool = False
 
 
 MODELS: dict[str, ModelSpec] = {}
 
 
-def register(name: str, *, layer: LayerFactory | None = None, net: NetBuilder | None = None,
-             self_loops: bool = False) -> None:
+def register(name: str, *, layer: LayerFactory | None = None,
+             net: NetBuilder | None = None) -> None:
     """Register a model by a layer factory (:func:`stack_net`) or a whole-net builder."""
     if (layer is None) == (net is None):
         raise ValueError("give exactly one of layer= or net=")
-    MODELS[name] = ModelSpec(name, net or partial(stack_net, make_layer=layer), self_loops)
+    MODELS[name] = ModelSpec(name, net or partial(stack_net, make_layer=layer))
 
 
 def build_net(model: str, io: NetIO, net_params: dict) -> nn.Module:
@@ -44,10 +42,6 @@ def build_net(model: str, io: NetIO, net_params: dict) -> nn.Module:
     except KeyError:
         raise ValueError(f"unknown model {model!r}; known: {', '.join(sorted(MODELS))}") from None
     return spec.build(io, net_params)
-
-
-def uses_self_loops(model: str, net_params: dict) -> bool:
-    return MODELS[model].self_loops and bool(net_params.get("self_loop", False))
 
 
 def count_parameters(model: nn.Module) -> int:

@@ -33,7 +33,7 @@ with startup():
     from layers import propagation as P
     from layers.autogcn_layer import GATES, MODES, AutoGCNLayer
     from nets.gnn_net import NetIO
-    from nets.registry import MODELS, build_net, optimizer_groups, uses_self_loops
+    from nets.registry import MODELS, build_net, optimizer_groups
     from scripts.bench.autogcn import make_batches
     from scripts.bench.timing import interleave, published, timed, twins
     from scripts.cli import ArgumentParser
@@ -42,7 +42,7 @@ with startup():
     from train.config import apply_overrides, validate
     from train.errors import run_tool
     from train.runner import load_data
-    from train.tasks import ZINC
+    from train.tasks import NODE, SBM, SUPERPIXELS, ZINC, task_for_dataset
 
 ROOT = Path(__file__).resolve().parent.parent
 REQUIRED = {"torch": "torch", "numpy": "numpy", "scipy": "scipy", "yaml": "pyyaml",
@@ -203,14 +203,15 @@ def check_autogcn_layer(device: str = "cuda") -> str:
     return f"{count} variants (mode x gate x filters x order, 2 banks), float64"
 
 
-LEVELS = {"node": ("node", "embedding", 3, 2), "graph_embedding": ("graph", "embedding", 28, 1),
-          "graph_linear": ("graph", "linear", 3, 10), "single_graph": ("single_graph", "linear",
-                                                                       7, 3)}
+LEVELS = {"node": (SBM, ("node", "embedding", 3, 2)),
+          "graph_embedding": (ZINC, ("graph", "embedding", 28, 1)),
+          "graph_linear": (SUPERPIXELS, ("graph", "linear", 3, 10)),
+          "single_graph": (NODE, ("single_graph", "linear", 7, 3))}
 
 
 def check_models(device: str = "cuda") -> str:
     count = 0
-    for model, (level, args) in itertools.product(sorted(MODELS), LEVELS.items()):
+    for model, (level, (task, args)) in itertools.product(sorted(MODELS), LEVELS.items()):
         io = NetIO(*args)
         net_params = {"L": 2, "hidden_dim": 4 if model == "GAT" else 8, "out_dim": 8,
                       "n_heads": 2, "dropout": 0.0, "in_feat_dropout": 0.0}
@@ -222,7 +223,7 @@ def check_models(device: str = "cuda") -> str:
             net_params["poly_order"] = 3
         params = validate({"model": model, "net_params": net_params})["net_params"]
         cpu, gpu = _graphs(device)
-        if uses_self_loops(model, params):
+        if task.adds_self_loops(model, params):
             cpu = cpu.add_self_loops().build_structure()
             gpu = cpu.to(device)
         n = cpu.num_nodes()
@@ -292,7 +293,7 @@ def check_compiled(device: str = "cuda", graphs: int = 256, epochs: int = 3,
         for (level, dataset), model in itertools.product(
                 (("node", "SBM_CLUSTER"), ("graph", "ZINC")), models):
             cfg = published(dataset, model)
-            loops = uses_self_loops(model, cfg["net_params"])
+            loops = task_for_dataset(dataset).adds_self_loops(model, cfg["net_params"])
             batches = make_batches(split.with_self_loops() if loops else split, sizes, dev)
             io = NetIO(level, "embedding", sbm.vocab_size, sbm.num_classes if level == "node"
                        else 1)

@@ -37,13 +37,13 @@ from torch.profiler import ProfilerActivity, profile
 import train.runner as runner
 from layers.mlp_readout_layer import MLPReadout
 from nets.gnn_net import NetIO
-from nets.registry import MODELS, build_net, uses_self_loops
+from nets.registry import MODELS, build_net
 from tests.data_writers import molecule, write_zinc
 from tests.test_baselines import LEVELS as BASELINE_LEVELS
 from tests.test_baselines import graph_batch, random_graph, small_params
 from train import compilation
 from train.config import ConfigError, validate
-from train.tasks import ZINC
+from train.tasks import NODE, ZINC
 
 CPU = torch.device("cpu")
 LEVELS = {"node": BASELINE_LEVELS["node"],  # SBM-like: batched graphs, a prediction per node
@@ -92,7 +92,7 @@ def inputs(model: str, level: str, size: tuple[int, ...], seed: int = 0):
     io = LEVELS[level]
     if level == "single_graph":
         g = random_graph(size[0], 0.15, seed + 3)
-        if uses_self_loops(model, {"self_loop": True}):
+        if NODE.adds_self_loops(model, {"self_loop": True}):
             g = g.add_self_loops()
         x = torch.rand(size[0], io.in_dim, generator=torch.Generator().manual_seed(seed))
         return g, x, None

@@ -16,7 +16,7 @@ from autogcn.jacobi import JacobiConvProp, jacobi_recurrence
 from autogcn.polynomial import filter_operator, undirected
 from layers.poly_filter import PolyFilterLayer
 from nets.gnn_net import NetIO
-from nets.registry import MODELS, build_net, count_parameters, optimizer_groups, uses_self_loops
+from nets.registry import MODELS, build_net, count_parameters, optimizer_groups
 from nets.successors import SUCCESSORS, DecoupledNet
 from tests.test_baselines import (
     LEVELS,
@@ -27,6 +27,7 @@ from tests.test_baselines import (
     small_params,
 )
 from train.config import ConfigError, validate
+from train.tasks import TASKS
 
 K = 10
 
@@ -293,7 +294,8 @@ def test_nets_built_from_default_config_use_the_official_defaults():
         net = build_net(model, io, p)
         assert isinstance(net, DecoupledNet) and net.filter.K == 10
         assert net.prop_dropout.p == 0.5
-    assert not any(uses_self_loops(m, {"self_loop": True}) for m in SUCCESSORS)
+    assert not any(t.adds_self_loops(m, {"self_loop": True})
+                   for t in TASKS.values() for m in SUCCESSORS)
     assert all(m in MODELS for m in SUCCESSORS)
 
 

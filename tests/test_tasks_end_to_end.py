@@ -52,6 +52,33 @@ def test_zinc_with_missing_test_split(tmp_path, caplog):
     check_checkpoint_reproduces(folder, res)
 
 
+@pytest.mark.parametrize("model, extra, loops", [
+    ("SGC", [], False),  # its config sets self_loop true; the release's molecules main ignores it
+    ("GCN", ["--self_loop", "True"], True),
+    ("GCN", [], False)])
+def test_zinc_self_loops_as_the_release_molecules_main(tmp_path, model, extra, loops):
+    gen = torch.Generator().manual_seed(0)
+    molecules = [_molecule(gen, 6 + i % 5) for i in range(6)]
+    _write(tmp_path, "train", molecules)
+    _write(tmp_path, "val", molecules[:2])
+    args = runner.build_parser(ZINC, "").parse_args([
+        "--config", f"configs/molecules_graph_regression_{model}_ZINC.json",
+        "--data_dir", str(tmp_path), *extra])
+    cfg, _ = runner.resolve_config(ZINC, args)
+    assert cfg["net_params"]["self_loop"] == (model == "SGC" or bool(extra))
+    info, _, _ = runner.load_data(ZINC, cfg, write_data=False)
+    nodes = sum(m["num_atom"] for m in molecules)
+    bonds = sum(int((m["bond_type"] > 0).sum()) for m in molecules)
+    assert info["train"]["mean_edges"] * len(molecules) == pytest.approx(bonds + nodes * loops)
+
+
+def test_self_loop_on_a_task_without_them_names_the_dataset(tmp_path, capsys):
+    args = ["--config", "configs/molecules_graph_regression_SGC_ZINC.json", "--self_loop",
+            "True", "--data_dir", str(tmp_path), "--out_dir", str(tmp_path / "out")]
+    assert runner.main(ZINC, args) == 2
+    assert "--self_loop does not apply to SGC on ZINC" in capsys.readouterr().err
+
+
 def test_zinc_missing_folder_is_one_line(tmp_path, capsys):
     args = ["--config", "configs/molecules_graph_regression_AUTOGCN_ZINC.json",
             "--data_dir", str(tmp_path / "nowhere"), "--out_dir", str(tmp_path / "out")]

@@ -23,7 +23,7 @@ from data.sbm import check_variant
 from layers.autogcn_layer import FILTERS
 from layers.propagation import READOUTS
 from nets.gnn_net import NetIO
-from nets.registry import GROUP_SETTINGS, MODELS, build_net, uses_self_loops
+from nets.registry import GROUP_SETTINGS, MODELS, build_net
 from train.compilation import ALIASES as COMPILE_ALIASES
 from train.compilation import SETTINGS as COMPILE_SETTINGS
 from train.errors import ConfigError
@@ -124,7 +124,8 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "dropout": _float(0.0, "dropout in the layers", **_DROPOUT, shared="all"),
         "graph_norm": _bool(True, "graph-size normalisation (x / sqrt(N_g))", shared="all"),
         "batch_norm": _bool(True, "batch normalisation in every layer", shared="all"),
-        "self_loop": _bool(False, "add self-loops (GCN, GAT, SGC; never AutoGCN)", shared="files"),
+        "self_loop": _bool(False, "add self-loops (GCN, GAT; SGC on SBM and node tasks)",
+                           shared="files"),
         # AutoGCN (the layer's names: K grid_size, num_filters num_banks, opt mode)
         "K": _int(16, "AutoGCN: over-parameterisation grid size", 1, 1024, shared="files"),
         "num_filters": _int(1, "AutoGCN: parallel filter banks, summed", 1, 64, shared="files"),
@@ -336,12 +337,12 @@ def _applicable(cfg: dict[str, Any], origin: str) -> dict[str, set[str]] | None:
         given.sort(key=lambda k: net[k] == SCHEMA["net_params"][k].default)
         where = f"net_params.{given[0]}" if given else "net_params"
         raise ConfigError(f"{origin}: {where}: {err}") from None
-    uses_self_loops(model, reads)
     groups = {name for module in built.modules()
               if callable(getattr(module, "coefficient_groups", None))
               for name in module.coefficient_groups()}
     if task is None:
         return None
+    task.adds_self_loops(model, reads)
     used = reads.read | {key for name in groups for key in GROUP_SETTINGS[name]}
     return {"net_params": used, "data": data_options(cfg["dataset"])}
 
@@ -381,10 +382,12 @@ def check_applies(cfg: dict[str, Any], origin: str, command_line: Iterable[str] 
                 not recorded and not spec.shared and value != spec.default)
             if explicit and key not in used and spec.help != _UNUSED:
                 where = f"--{key}" if key in command_line else f"{section}.{key} = {value!r}"
+                # the one model option that applies on some tasks only (Task.self_loop_models)
+                on = f" on {cfg['dataset']}" if key == "self_loop" else ""
                 scope, _, rest = spec.help.partition(":")  # "AutoGCN: ...", "JACOBICONV: ..."
                 scope = f" ({scope} only)" if rest and len(scope) < 50 else ""
                 raise ConfigError(f"{_source(key, origin, command_line)}: {where} does not apply "
-                                  f"to {owner[section]}{scope}; leave it out")
+                                  f"to {owner[section]}{on}{scope}; leave it out")
 
 
 def parse_split_ratio(ratio: str | list, where: str = "data.split_ratio") -> list[float]:

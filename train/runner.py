@@ -32,7 +32,7 @@ from data.files import WriteError
 from data.loaders import load_graph_dataset, load_node_data
 from data.node_datasets import get_split, with_edge_direction, with_row_normalised_features
 from nets.gnn_net import NetIO
-from nets.registry import build_net, count_parameters, optimizer_groups, uses_self_loops
+from nets.registry import build_net, count_parameters, optimizer_groups
 from train import compilation, interrupts, run_folder
 from train.checkpoint import Progress, checkpoint_bytes, rng_state, set_rng_state, state_bytes
 from train.config import OPTIONS, apply_overrides, option_help, read_config
@@ -211,7 +211,7 @@ def load_data(task: Task, cfg: dict[str, Any], write_data: bool = True):
         if data_cfg["normalize_features"]:
             ds = with_row_normalised_features(ds)
         io = NetIO(task.level, task.input_kind, ds.features.shape[1], ds.num_classes)
-        loops = uses_self_loops(cfg["model"], cfg["net_params"])
+        loops = task.adds_self_loops(cfg["model"], cfg["net_params"])
         graph = ds.graph.add_self_loops() if loops else ds.graph
 
         def make_loop(run: int, seed: int, device: torch.device) -> FullGraph:
@@ -224,7 +224,7 @@ def load_data(task: Task, cfg: dict[str, Any], write_data: bool = True):
         return info, io, make_loop
 
     ds = load_graph_dataset(cfg["dataset"], data_cfg, write_data)
-    if uses_self_loops(cfg["model"], cfg["net_params"]):
+    if task.adds_self_loops(cfg["model"], cfg["net_params"]):
         ds = ds.with_self_loops()
     io = NetIO(task.level, task.input_kind, ds.in_dim, ds.num_classes)
     info = {name: split.stats() for name, split in ds.splits().items() if split is not None}

@@ -65,7 +65,10 @@ def l1_loss(scores: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
 class Task:
     """What a task trains on and how it is scored. ``level``: ``"node"`` (a prediction per node
     of batched graphs), ``"graph"`` (one per graph) or ``"single_graph"`` (full-batch, one
-    graph); ``input_kind``: ``"embedding"`` (integer node features) or ``"linear"`` (floats)."""
+    graph); ``input_kind``: ``"embedding"`` (integer node features) or ``"linear"`` (floats);
+    ``self_loop_models``: the models that ``net_params.self_loop`` gives self-loops on this task.
+    Each of the release's main scripts keeps its own list, and they differ: SGC has them on the
+    SBM and single-graph tasks, but not on ZINC or superpixels (docs/deviations.md)."""
 
     name: str
     level: str
@@ -75,23 +78,28 @@ class Task:
     primary: str
     higher_is_better: bool
     input_kind: str
+    self_loop_models: tuple[str, ...]
+
+    def adds_self_loops(self, model: str, net_params: dict) -> bool:
+        return model in self.self_loop_models and bool(net_params.get("self_loop", False))
 
     def is_better(self, value: float, best: float | None) -> bool:
         return best is None or (value > best if self.higher_is_better else value < best)
 
 
-# name, level, datasets, loss, metrics, primary metric, higher is better, input kind
+# name, level, datasets, loss, metrics, primary metric, higher is better, input kind,
+# self-loop models
 SBM = Task("SBMs_node_classification", "node", ("SBM_CLUSTER", "SBM_PATTERN"),
            sbm_weighted_cross_entropy,
            {"acc": sbm_accuracy_per_class, "acc_release": sbm_accuracy_release}, "acc", True,
-           "embedding")
+           "embedding", ("GCN", "GAT", "SGC"))
 ZINC = Task("molecules_graph_regression", "graph", ("ZINC",), l1_loss, {"mae": mae}, "mae",
-            False, "embedding")
+            False, "embedding", ("GCN", "GAT"))
 SUPERPIXELS = Task("superpixels_graph_classification", "graph", ("MNIST", "CIFAR10"),
-                   F.cross_entropy, {"acc": accuracy}, "acc", True, "linear")
+                   F.cross_entropy, {"acc": accuracy}, "acc", True, "linear", ("GCN", "GAT"))
 NODE = Task("node_classification", "single_graph",
             ("PUBMED", "SQUIRREL", "SQUIRREL_FILTERED", "ARXIV_YEAR", "YELPCHI"), F.cross_entropy,
-            {"acc": accuracy}, "acc", True, "linear")
+            {"acc": accuracy}, "acc", True, "linear", ("GCN", "GAT", "SGC"))
 TASKS = {t.name: t for t in (SBM, ZINC, SUPERPIXELS, NODE)}
 
 

@@ -15,11 +15,11 @@ from torch import nn
 
 from data.common import DataError, GraphDataset, GraphSplit, collate_graphs
 from nets.gnn_net import NetIO
-from nets.registry import count_parameters, uses_self_loops
+from nets.registry import count_parameters
 from scripts import cli
 from scripts.bench import timing
 from train.loop import GraphBatches
-from train.tasks import SBM, SUPERPIXELS, ZINC, Task
+from train.tasks import SBM, SUPERPIXELS, ZINC, Task, task_for_dataset
 
 MODELS = {"AUTOGCN": "AutoGCN", "GCN": "GCN"}  # registry name -> printed name
 
@@ -136,7 +136,7 @@ def build_candidates(dataset: str, split: GraphSplit, io: NetIO, args: argparse.
     batches: dict[bool, list[tuple]] = {}
     for model in MODELS:
         cfg = timing.published(dataset, model)
-        loops = uses_self_loops(model, cfg["net_params"])
+        loops = task_for_dataset(dataset).adds_self_loops(model, cfg["net_params"])
         if loops not in batches:
             data = split.with_self_loops() if loops else split
             batches[loops] = make_batches(data, args.batch_size, device)

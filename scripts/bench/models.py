@@ -11,7 +11,6 @@ import torch
 
 from data.common import GraphDataset
 from nets.gnn_net import NetIO
-from nets.registry import uses_self_loops
 from scripts import cli
 from scripts.bench import timing
 from scripts.bench.autogcn import load_split
@@ -33,7 +32,7 @@ def epoch_seconds(model: str, dataset: str, ds: GraphDataset, io: NetIO, task: T
     after one untimed first epoch each; the modes alternate, each with its own net, optimiser
     and batch order."""
     cfg = timing.published(dataset, model)
-    if uses_self_loops(model, cfg["net_params"]):
+    if task.adds_self_loops(model, cfg["net_params"]):
         ds = ds.with_self_loops()
     steps = {}
     for compiled, net in timing.twins(model, cfg, io, device, modes).items():
