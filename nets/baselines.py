@@ -92,6 +92,10 @@ class GINNet(nn.Module):
 
     with :math:`h^{(0)}` the embedding, :math:`h^{(l)}` the output of GIN layer :math:`l` and
     :math:`r` the identity (node tasks) or the graph readout (graph tasks).
+    ``gin_release_forward: true``, the release's batched forward: its layers pass no activation
+    and its MLP wrapper returns the MLP's output, so outside the MLP a layer has no ReLU and
+    the wrapper's batch norm is allocated but not run. ``false``: benchmarking-gnns' layer,
+    wrapper batch norm and ReLU, then ReLU after the post-processing's batch norm.
     """
 
     def __init__(self, io: NetIO, p: dict) -> None:
@@ -100,9 +104,11 @@ class GINNet(nn.Module):
         hidden, n_layers = p["hidden_dim"], p["L"]
         self.encoder = make_encoder(io.input_kind, io.in_dim, hidden)
         self.in_feat_dropout = nn.Dropout(p["in_feat_dropout"])
+        release = p["gin_release_forward"]
         self.stack = LayerStack([
-            GINLayer(hidden, hidden, p["n_mlp_GIN"], torch.relu, p["dropout"], **post_args(p),
-                     learn_eps=p["learn_eps_GIN"], aggregator=p["neighbor_aggr_GIN"])
+            GINLayer(hidden, hidden, p["n_mlp_GIN"], None if release else torch.relu,
+                     p["dropout"], **post_args(p), learn_eps=p["learn_eps_GIN"],
+                     aggregator=p["neighbor_aggr_GIN"], apply_node_norm=not release)
             for _ in range(n_layers)
         ])
         self.predictions = nn.ModuleList(nn.Linear(hidden, io.num_classes)

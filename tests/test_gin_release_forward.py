@@ -1,11 +1,12 @@
-"""``gin_release_forward``: single-graph GIN with the AutoGCN release's forward, both parts.
+"""``gin_release_forward``: GIN with the AutoGCN release's forward; on single graphs, both parts:
 
 (a) the output layer is allocated but not run (``gin_output_layer`` sets this part alone) and
 (b) the MLP wrapper's batch norm is allocated but not applied. Every combination is checked
 against a hand computation from the net's own parameters (dense adjacency, explicit batch
-statistics, dropout masks drawn in the same order); batched-graph GIN keeps the wrapper's batch
-norm; the counts do not depend on the option, and PubMed's is the paper's once the release's
-unused ``Linear(in, hidden)`` is added back.
+statistics, dropout masks drawn in the same order). On batched graphs (ZINC, SBM, superpixels)
+the release's forward is part (b) and no ReLU outside the MLP (its layers get no activation).
+The counts do not depend on the option, and PubMed's is the paper's once the release's unused
+``Linear(in, hidden)`` is added back.
 """
 
 import os
@@ -126,21 +127,41 @@ def test_refuses_fewer_hidden_units_than_classes():
     single_graph_gin(hidden_dim=2, gin_release_forward=True, gin_output_layer=True)  # runs it
 
 
-def test_batched_gin_applies_the_wrapper_norm_and_refuses_the_option():
-    cfg = validate({"model": "GIN", "dataset": "SBM_PATTERN", "net_params": {"L": 1}})
+@pytest.mark.parametrize("release", [False, True])
+def test_batched_gin_forward_matches_hand_computation(release):
+    cfg = validate({"model": "GIN", "dataset": "SBM_PATTERN",
+                    "net_params": {"L": 1, "gin_release_forward": release}})
     net = build_net("GIN", NetIO("node", "embedding", 3, 2), cfg["net_params"])
     layer = net.stack.layers[0]
-    assert layer.apply_node_norm
     g, x, snorm = rand_graph(9, 30, seed=3), torch.randn(9, 90), torch.full((9, 1), 1 / 3)
     adj = torch.zeros(9, 9)
     adj[g.edges()[0], g.edges()[1]] = 1.0
     layer.train()
-    z = torch.relu(batch_norm_train(mlp_by_hand(layer.mlp, x + adj.T @ x), layer.bn_apply))
-    expected = torch.relu(batch_norm_train(z * snorm, layer.post.batchnorm_h)) + x  # residual
+    z = mlp_by_hand(layer.mlp, x + adj.T @ x)
+    if release:  # the release: no ReLU outside the MLP, the wrapper's batch norm never run
+        expected = batch_norm_train(z * snorm, layer.post.batchnorm_h) + x  # residual
+    else:  # benchmarking-gnns: the wrapper's batch norm and ReLU, ReLU after the post BN
+        z = torch.relu(batch_norm_train(z, layer.bn_apply))
+        expected = torch.relu(batch_norm_train(z * snorm, layer.post.batchnorm_h)) + x
     torch.testing.assert_close(layer(g, x, snorm), expected)
-    for key, value in (("gin_release_forward", True), ("gin_output_layer", False)):
-        with pytest.raises(ConfigError, match=f"{key} = {value} does not apply to GIN"):
-            validate({"model": "GIN", "dataset": "SBM_PATTERN", "net_params": {key: value}})
+    assert int(layer.bn_apply.num_batches_tracked) == int(not release)
+    with pytest.raises(ConfigError, match="gin_output_layer = False does not apply to GIN"):
+        validate({"model": "GIN", "dataset": "SBM_PATTERN",
+                  "net_params": {"gin_output_layer": False}})
+
+
+@pytest.mark.parametrize("config, io", [
+    ("molecules_graph_regression_GIN_ZINC", NetIO("graph", "embedding", 28, 1)),
+    ("SBMs_node_clustering_GIN_PATTERN", NetIO("node", "embedding", 3, 2)),
+    ("SBMs_node_clustering_GIN_CLUSTER", NetIO("node", "embedding", 7, 6)),
+    ("superpixels_graph_classification_GIN_MNIST", NetIO("graph", "linear", 3, 10)),
+    ("superpixels_graph_classification_GIN_CIFAR10", NetIO("graph", "linear", 5, 10))])
+def test_batched_configs_use_the_release_forward_at_the_same_count(config, io):
+    cfg = load_config(os.path.join(ROOT, "configs", f"{config}.json"))
+    assert cfg["net_params"]["gin_release_forward"] is True
+    counts = {count_parameters(build_net("GIN", io, {**cfg["net_params"], **change}))
+              for change in ({}, {"gin_release_forward": False})}
+    assert len(counts) == 1
 
 
 @pytest.mark.parametrize("dataset,in_dim,classes", [("PUBMED", 500, 3), ("SQUIRREL", 2089, 5)])

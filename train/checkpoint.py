@@ -21,6 +21,7 @@ from torch import nn
 
 from nets.gnn_net import NetIO
 from nets.registry import build_net
+from train.config import apply_overrides
 from train.errors import CheckpointError, first_line
 
 REQUIRED = ("state_dict", "config", "io")
@@ -77,8 +78,10 @@ def load_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
 
 
 def model_from_checkpoint(ckpt: dict[str, Any], io: NetIO | None = None) -> nn.Module:
-    """The checkpoint's net with its weights loaded (CPU, eval mode), for data of sizes ``io``."""
-    cfg = ckpt["config"]
+    """The checkpoint's net with its weights loaded (CPU, eval mode), for data of sizes ``io``.
+    Its config is read by the current schema: a key added since takes its default, which is
+    the behaviour from before the key existed."""
+    cfg = apply_overrides(ckpt["config"], {}, "the checkpoint's config", recorded=True)
     try:
         saved = NetIO.from_dict(ckpt["io"])
     except TypeError as err:  # sizes missing: another program's "io"

@@ -142,7 +142,7 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "n_mlp_GIN": _int(2, "GIN: linear layers per update MLP", 1, 64),
         "learn_eps_GIN": _bool(True, "GIN: learn epsilon"),
         "neighbor_aggr_GIN": _choice("sum", "GIN neighbour aggregation"),
-        "gin_release_forward": _bool(False, "GIN on single graphs: the release's forward"),
+        "gin_release_forward": _bool(False, "GIN: the release's forward (docs/deviations.md)"),
         "gin_output_layer": _bool(None, "GIN on single graphs: run the output layer (default: "
                                         "not gin_release_forward)"),
         "sage_aggregator": _choice("mean", "GraphSAGE aggregator"),

@@ -136,18 +136,23 @@ def machine_lines(machines: dict[str, list[str]]) -> list[str]:
 
 
 def _protocol_lines(table: Table, comps: list[Comparison], two: bool) -> list[str]:
-    """Split and edges per dataset and setup (``two``: the table has two), seeds, std and
-    machines of one table."""
+    """Split and edges per dataset and setup (``two``: the table has two; a dataset whose
+    setups share them says them once), seeds, std and machines of one table."""
     splits = []
     for column in dict.fromkeys(c.cell.column for c in comps):
+        texts = {}
         for setup in SETUP_NAMES:
             group = [c for c in comps if c.cell.column == column and c.cell.setup == setup
                      and not c.cell.not_implemented]
             if group:
                 cfg = next((c.record["config"] for c in group if c.record), None) \
                     or cell_config(table.name, group[0].cell)
-                label = f"{column} ({SETUP_NAMES[setup]})" if two else column
-                splits.append(f"{label}: {split_text(cfg)}")
+                texts[setup] = split_text(cfg)
+        if len(texts) > 1 and len(set(texts.values())) == 1:  # they differ elsewhere (GIN)
+            splits.append(f"{column}: {next(iter(texts.values()))}")
+        else:
+            splits += [f"{column} ({SETUP_NAMES[setup]}): {text}" if two else f"{column}: {text}"
+                       for setup, text in texts.items()]
     lines = ["- Split and edges: " + "; ".join(splits) + "."]
     measured = [c for c in comps if c.record is not None]
     if measured:
