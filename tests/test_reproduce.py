@@ -33,7 +33,8 @@ EXPECTED_IDS = {
     # Squirrel on the published setup and, beside each cell, the paper-text setup
     "heterophily": {f"{m}_{d}" for m in MODELS for d in ("ARXIV_YEAR", "YELPCHI", "SQUIRREL")}
     | {f"{m}_SQUIRREL_paper_text" for m in MODELS},
-    "graph": {f"{m}_{d}" for m in MODELS for d in ("ZINC", "MNIST", "CIFAR10")},
+    "graph": {f"{m}_{d}" for m in MODELS for d in ("ZINC", "MNIST", "CIFAR10")}
+    | {"GIN_ZINC_paper_text"},  # benchmarking-gnns' GIN layer beside the release's
     "ablation": {f"{v}_{d}" for v in ABLATION for d in ("SBM_CLUSTER", "ZINC")},
     "depth": {f"{m}_{d}_L{n:02d}" for m in ("AUTOGCN", "GCN") for d in ("SBM_CLUSTER", "ZINC")
               for n in range(2, 17, 2)},
