@@ -40,7 +40,7 @@ zinc="${ZINC_DIR:-datasets/ZINC}"
 [ -f "$zinc/train.pickle" ] || bad "no ZINC pickles in '$zinc' (set ZINC_DIR)"
 out="${OUT_ROOT:-out/reproduce}"
 cells="${ZINC_CELLS:-AUTOGCN_ZINC GCN_ZINC}"
-zinc_ids=" MLP_ZINC GIN_ZINC GraphSage_ZINC GAT_ZINC MoNet_ZINC ChebNet_ZINC GCN_ZINC SGC_ZINC APGCN_ZINC AUTOGCN_ZINC "
+zinc_ids=" MLP_ZINC GIN_ZINC GIN_ZINC_paper_text GraphSage_ZINC GAT_ZINC MoNet_ZINC ChebNet_ZINC GCN_ZINC SGC_ZINC APGCN_ZINC AUTOGCN_ZINC "
 [ -n "${cells// /}" ] || bad "ZINC_CELLS is empty: name graph-table ZINC cells, e.g. 'GIN_ZINC GAT_ZINC'"
 for cell in $cells; do
     [[ "$zinc_ids" == *" $cell "* ]] || bad "ZINC_CELLS: '$cell' is no ZINC cell of the graph table" \

@@ -4,12 +4,14 @@ exit 2, nothing written); then, without a GPU, one SKIP line, exit 0, nothing wr
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from scripts.sweep import load_table
 from tests.data_writers import write_tiny_zinc
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -69,3 +71,10 @@ def test_a_bad_input_is_one_line_and_exit_2_before_the_gpu_check(case, tmp_path,
     lines = proc.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0], lines
     assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_its_cell_list_is_the_graph_table_s_zinc_cells():
+    text = (ROOT / "scripts" / "gpu_session.sh").read_text()
+    listed = re.search(r'^zinc_ids=" (.*) "$', text, re.M).group(1).split()
+    assert sorted(listed) == sorted(c.id for c in load_table("graph").cells
+                                    if c.dataset == "ZINC")
