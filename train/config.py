@@ -342,7 +342,8 @@ def _applicable(cfg: dict[str, Any], origin: str) -> dict[str, set[str]] | None:
               for name in module.coefficient_groups()}
     if task is None:
         return None
-    task.adds_self_loops(model, reads)
+    if model in task.self_loop_models:  # the runner reads it for these models only
+        reads.read.add("self_loop")
     used = reads.read | {key for name in groups for key in GROUP_SETTINGS[name]}
     return {"net_params": used, "data": data_options(cfg["dataset"])}
 
